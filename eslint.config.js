@@ -1,0 +1,24 @@
+// Lint rules: the recommended sets of ESLint and typescript-eslint, strict about `any`.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["dist/", "coverage/", "node_modules/", "bench/node_modules/", "bench/results/"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      globals: {
+        console: "readonly", process: "readonly", setTimeout: "readonly", clearTimeout: "readonly",
+        setInterval: "readonly", clearInterval: "readonly", setImmediate: "readonly", URL: "readonly",
+        AbortController: "readonly", AbortSignal: "readonly", queueMicrotask: "readonly", Buffer: "readonly",
+        TextEncoder: "readonly", structuredClone: "readonly",
+      },
+    },
+    rules: {
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "no-constant-condition": ["error", { checkLoops: false }],
+    },
+  },
+);

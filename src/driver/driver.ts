@@ -1,0 +1,237 @@
+/**
+ * The internal store interface. Every database lives behind it: the core (workpool.ts and
+ * internal/) decides *what* happens to work, a driver only says *how* it is read and
+ * written in its SQL. This interface is internal and may change freely between versions;
+ * users see only {@link Store}.
+ *
+ * Rules every driver keeps (the conformance suite in test/conformance checks them):
+ * - Times are epoch ms passed in as parameters; a driver never reads the wall clock for
+ *   work decisions, so tests can use a manual clock.
+ * - Each method is one transaction unless it says otherwise.
+ * - `claim` enforces the pool's maxParallelism inside its own transaction, under a
+ *   per-pool lock, counting rows in state `running` across all processes.
+ * - Writes of running work are fenced by (id, attempt): an old attempt can't overwrite a
+ *   newer state.
+ */
+import type { LogLevel } from "../events.js";
+import type { RetryBehavior, WorkKind, WorkState } from "../types.js";
+
+/** Stored configuration of one pool, shared by every process using it. */
+export interface PoolConfig {
+  maxParallelism: number;
+  logLevel: LogLevel;
+}
+
+/** Delivery state of onComplete: `none` when the work has no onComplete handler. */
+export type OnCompleteState = "none" | "pending" | "done" | "failed";
+
+/** A new row, as inserted by enqueue. Payloads are already-validated JSON text. */
+export interface NewWork {
+  id: string;
+  pool: string;
+  kind: WorkKind;
+  fnName: string;
+  /** Display name from enqueue's `name` option. */
+  name: string | null;
+  args: string;
+  runAt: number;
+  enqueuedAt: number;
+  /** Retry behaviour, or null for no retry. */
+  retry: RetryBehavior | null;
+  timeoutMs: number | null;
+  /** Name of the onComplete handler, or null. */
+  onComplete: string | null;
+  /** JSON text of the onComplete context, or null. */
+  context: string | null;
+}
+
+/** A whole stored row. */
+export interface WorkRow extends NewWork {
+  state: WorkState;
+  /**
+   * Attempts started so far. While running, the current attempt's number (1-based); it is
+   * the fencing token of that attempt.
+   */
+  attempt: number;
+  cancelRequested: boolean;
+  workerId: string | null;
+  leaseUntil: number | null;
+  startedAt: number | null;
+  /** JSON text of the RunResult once finished. */
+  result: string | null;
+  finishedAt: number | null;
+  ocState: OnCompleteState;
+  /** onComplete tries that threw and rolled back. */
+  ocAttempts: number;
+  /** When the next onComplete try is due (state pending). */
+  ocRunAt: number | null;
+  ocError: string | null;
+}
+
+/** Identifies one attempt: writes for it only apply while the row is still on it. */
+export interface AttemptRef {
+  id: string;
+  attempt: number;
+}
+
+/** What a claim returns. */
+export interface ClaimResult {
+  /** Rows now `running` for this worker, attempt already incremented. */
+  claimed: WorkRow[];
+  /** The pool's stored configuration as read inside the claim transaction. */
+  config: PoolConfig;
+  /** Running attempts of the pool after the claim (all processes). */
+  running: number;
+  /** Earliest run_at of the pool's remaining pending work, or null if none. */
+  nextRunAt: number | null;
+}
+
+/** Counters the periodic report is computed from; cumulative per pool. */
+export interface PoolStats {
+  completed: number;
+  succeeded: number;
+  failed: number;
+  retries: number;
+  canceled: number;
+}
+
+/** A finish write: the row goes to `finished` with its result. */
+export interface FinishWrite {
+  id: string;
+  /** JSON text of the RunResult. */
+  result: string;
+  finishedAt: number;
+  ocState: OnCompleteState;
+}
+
+/** A retry write: the row goes back to `pending`, due at `runAt`. */
+export interface RescheduleWrite {
+  id: string;
+  runAt: number;
+}
+
+/** onComplete bookkeeping for one row. */
+export interface OnCompleteWrite {
+  id: string;
+  ocState: OnCompleteState;
+  ocAttempts: number;
+  ocRunAt: number | null;
+  ocError: string | null;
+}
+
+/** Operations available inside {@link Driver.transaction}. All run in that one transaction. */
+export interface TxOps<Tx> {
+  /** The raw transaction handle given to mutation and onComplete handlers as `ctx.tx`. */
+  readonly tx: Tx;
+  /** Reads and locks (FOR UPDATE where the database has it) the given rows of `pool`. */
+  lockWork(pool: string, ids: readonly string[]): Promise<WorkRow[]>;
+  /** Locks up to `limit` running rows whose lease ended before `now`. */
+  lockExpired(pool: string, now: number, limit: number): Promise<WorkRow[]>;
+  /** Locks up to `limit` finished rows whose onComplete is pending and due at `now`. */
+  lockOnCompleteDue(pool: string, now: number, limit: number): Promise<WorkRow[]>;
+  /** Moves rows to `finished`. Callers have locked them and checked their state. */
+  finish(rows: readonly FinishWrite[]): Promise<void>;
+  /** Moves rows back to `pending` (attempt kept), clearing worker and lease. */
+  reschedule(rows: readonly RescheduleWrite[]): Promise<void>;
+  /** Hands running attempts back unstarted: `pending`, attempt - 1, due at `runAt`; fenced. */
+  release(refs: readonly AttemptRef[], runAt: number): Promise<void>;
+  /** Marks running rows so their workers abort them and they finish `canceled`. */
+  requestCancel(ids: readonly string[]): Promise<void>;
+  /** Writes onComplete bookkeeping. */
+  updateOnComplete(rows: readonly OnCompleteWrite[]): Promise<void>;
+  /** Adds to the pool's cumulative report counters. */
+  addStats(pool: string, delta: PoolStats): Promise<void>;
+  /**
+   * Runs `fn` in a savepoint: if it throws, only its writes roll back and the error is
+   * rethrown; the transaction stays usable.
+   */
+  savepoint<T>(fn: () => Promise<T> | T): Promise<T>;
+}
+
+/** What a heartbeat learns about this worker's running attempts. */
+export interface HeartbeatResult {
+  /** Attempts whose work was canceled: abort them. */
+  cancelRequested: string[];
+  /** Attempts no longer this worker's (lease lost and rescued, or released): abort them, their results will be ignored. */
+  lost: string[];
+}
+
+/** Counts for the periodic report and diagnostics. */
+export interface PoolCounts {
+  pending: number;
+  running: number;
+  /** Pending work due at `now` (waiting for a slot). */
+  backlog: number;
+}
+
+/** The store interface every database driver implements. `Tx` is its transaction handle. */
+export interface Driver<Tx> {
+  /** Short name of the database ("sqlite", "postgres"). */
+  readonly dialect: string;
+  /**
+   * True when `insertWork(rows, tx)` writes before it returns and throws synchronously on
+   * error (SQLite), so enqueue works inside the caller's synchronous transaction.
+   */
+  readonly synchronousTx: boolean;
+  /** Creates or upgrades the schema; safe to call concurrently and repeatedly. */
+  migrate(): Promise<void>;
+  /** Releases connections the driver opened itself (not ones the caller passed in). */
+  close(): Promise<void>;
+  /**
+   * Returns the pool's stored config, first inserting `seed` if the pool has none and
+   * then applying `overrides` (fields the application set explicitly).
+   */
+  ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig>;
+  /** Reads the pool's stored config (null if the pool was never used). */
+  readPoolConfig(pool: string): Promise<PoolConfig | null>;
+  /** Inserts new work; within `tx` (the caller's open transaction) when given. */
+  insertWork(rows: readonly NewWork[], tx?: Tx): Promise<void>;
+  /**
+   * Claims up to `limit` due pending rows of `pool` for `workerId`, never letting the
+   * pool's running count exceed its stored maxParallelism.
+   */
+  claim(pool: string, opts: { workerId: string; now: number; leaseUntil: number; limit: number }): Promise<ClaimResult>;
+  /** Extends the lease of this worker's attempts; reports canceled and lost ones. */
+  heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult>;
+  /** Reads rows (no lock) for status. Missing ids are simply absent. */
+  readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]>;
+  /** Ids of unfinished work enqueued before `before` that is pending, or running without a cancel request. */
+  listCancelable(pool: string, before: number, limit: number): Promise<string[]>;
+  /** Runs `fn` in one transaction; commits if it resolves, rolls back if it throws. */
+  transaction<T>(fn: (ops: TxOps<Tx>) => Promise<T>): Promise<T>;
+  /** Acquires or renews the pool's maintenance leadership until `now + ttlMs`; true if held. */
+  acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean>;
+  /** Gives up leadership if held by `workerId`. */
+  releaseLeadership(pool: string, workerId: string): Promise<void>;
+  /** Deletes up to `limit` finished rows finished before `before` whose onComplete is settled. Returns how many. */
+  deleteFinished(pool: string, before: number, limit: number): Promise<number>;
+  /** Cumulative report counters of the pool. */
+  readStats(pool: string): Promise<PoolStats>;
+  /** Pending, running and backlog counts of the pool at `now`. */
+  counts(pool: string, now: number): Promise<PoolCounts>;
+  /**
+   * Calls `onWake` when new work for `pool` may be ready (same process for SQLite,
+   * LISTEN/NOTIFY for PostgreSQL). Returns an unsubscribe function.
+   */
+  subscribe(pool: string, onWake: () => void): () => void;
+  /** Suggested safety-poll interval for this store, ms. */
+  readonly pollIntervalMs: number;
+}
+
+/** Key under which a {@link Store} carries its driver. */
+export const DRIVER = Symbol.for("workpool.driver");
+
+/**
+ * A store, as returned by `sqliteStore()` or `postgresStore()`: the thing you pass to
+ * `new Workpool(store, ...)`. `Tx` is the transaction handle type of its database.
+ */
+export interface Store<Tx> {
+  /** Short name of the database ("sqlite", "postgres"). */
+  readonly dialect: string;
+  /** Creates or upgrades the schema. Runs automatically on first use. */
+  migrate(): Promise<void>;
+  /** Closes connections the store opened itself. Stop pools using it first. */
+  close(): Promise<void>;
+  /** @internal The driver behind this store. */
+  readonly [DRIVER]: Driver<Tx>;
+}

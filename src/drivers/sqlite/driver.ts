@@ -1,0 +1,283 @@
+/**
+ * The SQLite driver: one better-sqlite3 connection, WAL, BEGIN IMMEDIATE transactions.
+ *
+ * Why it is shaped this way:
+ * - better-sqlite3 is synchronous, so each statement is atomic with respect to the event
+ *   loop. Only a transaction that awaits a user handler spans event-loop turns; a Mutex
+ *   keeps every other use of the connection out until it ends.
+ * - BEGIN IMMEDIATE takes SQLite's write lock at the start. That lock is the per-pool
+ *   (in fact per-file) lock under which `claim` counts running work, so the global
+ *   maxParallelism holds across every process sharing the file.
+ * - Enqueue with `tx` runs synchronously on the caller's connection, so it works inside
+ *   `db.transaction(() => ...)()` and rolls back with it.
+ */
+import type { Database } from "better-sqlite3";
+import { DRIVER, type AttemptRef, type ClaimResult, type Driver, type FinishWrite, type HeartbeatResult, type NewWork, type OnCompleteWrite, type PoolConfig, type PoolCounts, type PoolStats, type RescheduleWrite, type Store, type TxOps, type WorkRow } from "../../driver/driver.js";
+import { loadMigrations, schemaTooNewError } from "../../driver/migrations.js";
+import { Mutex } from "../../internal/mutex.js";
+import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
+import { statementsFor, type Statements } from "./statements.js";
+
+const MIGRATIONS_DIR = new URL("./migrations/", import.meta.url);
+
+/** Applies missing migrations synchronously, under SQLite's write lock (safe across processes). */
+export function migrateSqlite(db: Database): void {
+  const migrations = loadMigrations(MIGRATIONS_DIR);
+  const known = migrations.length;
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    db.exec(`CREATE TABLE IF NOT EXISTS workpool_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
+    const row = db.prepare("SELECT max(version) AS v FROM workpool_migrations").get() as { v: number | null };
+    const current = row.v ?? 0;
+    if (current > known) throw schemaTooNewError(current, known);
+    const record = db.prepare("INSERT INTO workpool_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+    for (const m of migrations) {
+      if (m.version <= current) continue;
+      db.exec(m.sql);
+      record.run(m.version, m.name, Date.now());
+    }
+    db.exec("COMMIT");
+  } catch (e) {
+    if (db.inTransaction) db.exec("ROLLBACK");
+    throw e;
+  }
+}
+
+/** The SQLite implementation of the driver interface; also the Store users hold. */
+export class SqliteDriver implements Driver<Database>, Store<Database> {
+  readonly dialect = "sqlite";
+  readonly synchronousTx = true;
+  readonly [DRIVER]: Driver<Database> = this;
+  private readonly lock = new Mutex();
+  private readonly stmts: Statements;
+  private readonly wakers = new Map<string, Set<() => void>>();
+  private savepointSeq = 0;
+  private closed = false;
+
+  /**
+   * @param db the connection (schema already migrated)
+   * @param ownsDb whether close() should close it
+   * @param pollIntervalMs how often workers look for work written by other processes
+   */
+  constructor(
+    readonly db: Database,
+    private readonly ownsDb: boolean,
+    readonly pollIntervalMs: number,
+  ) {
+    this.stmts = statementsFor(db);
+    this.txOps = this.makeTxOps();
+  }
+
+  async migrate(): Promise<void> {
+    await this.lock.run(() => migrateSqlite(this.db));
+  }
+
+  async close(): Promise<void> {
+    await this.lock.run(() => {
+      if (this.closed) return;
+      this.closed = true;
+      if (this.ownsDb) this.db.close();
+    });
+  }
+
+  /** Runs a short synchronous write transaction under the lock. */
+  private write<T>(fn: () => T): Promise<T> {
+    return this.lock.run(() => this.db.transaction(fn).immediate());
+  }
+
+  private read<T>(fn: () => T): Promise<T> {
+    return this.lock.run(fn);
+  }
+
+  ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
+    return this.write(() => {
+      this.stmts.seedPool.run(pool, seed.maxParallelism, seed.logLevel);
+      if (overrides.maxParallelism !== undefined) this.stmts.setMaxParallelism.run(overrides.maxParallelism, pool);
+      if (overrides.logLevel !== undefined) this.stmts.setLogLevel.run(overrides.logLevel, pool);
+      return toPoolConfig(this.stmts.readPool.get(pool) as SqlitePoolRow);
+    });
+  }
+
+  readPoolConfig(pool: string): Promise<PoolConfig | null> {
+    return this.read(() => {
+      const row = this.stmts.readPool.get(pool) as SqlitePoolRow | undefined;
+      return row ? toPoolConfig(row) : null;
+    });
+  }
+
+  /**
+   * With `tx`, writes synchronously on the caller's connection (inside whatever
+   * transaction it has open) and throws synchronously; the returned promise is settled.
+   */
+  insertWork(rows: readonly NewWork[], tx?: Database): Promise<void> {
+    if (tx !== undefined) {
+      const insert = statementsFor(tx).insertWork;
+      // db.transaction nests as a savepoint when the caller already has one open.
+      tx.transaction(() => {
+        for (const row of rows) insert.run(insertParams(row));
+      })();
+      this.wakeSoon(rows);
+      return Promise.resolve();
+    }
+    return this.write(() => {
+      for (const row of rows) this.stmts.insertWork.run(insertParams(row));
+    }).then(() => this.wakeSoon(rows));
+  }
+
+  private wakeSoon(rows: readonly NewWork[]): void {
+    const pools = new Set(rows.map((r) => r.pool));
+    // After the caller's synchronous transaction has had the chance to commit.
+    queueMicrotask(() => {
+      for (const pool of pools) for (const wake of this.wakers.get(pool) ?? []) wake();
+    });
+  }
+
+  claim(pool: string, opts: { workerId: string; now: number; leaseUntil: number; limit: number }): Promise<ClaimResult> {
+    return this.write(() => {
+      const poolRow = this.stmts.readPool.get(pool) as SqlitePoolRow | undefined;
+      if (!poolRow) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
+      const config = toPoolConfig(poolRow);
+      const running = (this.stmts.countRunning.get(pool) as { n: number }).n;
+      const free = Math.max(0, Math.min(opts.limit, config.maxParallelism - running));
+      const claimed =
+        free === 0
+          ? []
+          : (this.stmts.claim.all({ pool, worker: opts.workerId, now: opts.now, lease_until: opts.leaseUntil, limit: free }) as SqliteWorkRow[])
+              .map(toWorkRow)
+              .sort((a, b) => a.runAt - b.runAt || (a.id < b.id ? -1 : 1));
+      const next = (this.stmts.nextRunAt.get(pool) as { t: number | null }).t;
+      return { claimed, config, running: running + claimed.length, nextRunAt: next };
+    });
+  }
+
+  heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult> {
+    return this.write(() => {
+      const rows = this.stmts.heartbeatRead.all(pool, JSON.stringify(refs.map((r) => r.id))) as Pick<
+        SqliteWorkRow,
+        "id" | "state" | "attempt" | "worker_id" | "cancel_requested"
+      >[];
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const result: HeartbeatResult = { cancelRequested: [], lost: [] };
+      for (const ref of refs) {
+        const row = byId.get(ref.id);
+        if (!row || row.state !== "running" || row.attempt !== ref.attempt || row.worker_id !== workerId) {
+          result.lost.push(ref.id);
+          continue;
+        }
+        this.stmts.extendLease.run(leaseUntil, ref.id, ref.attempt);
+        if (row.cancel_requested) result.cancelRequested.push(ref.id);
+      }
+      return result;
+    });
+  }
+
+  readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {
+    return this.read(() => (this.stmts.readWork.all(pool, JSON.stringify(ids)) as SqliteWorkRow[]).map(toWorkRow));
+  }
+
+  listCancelable(pool: string, before: number, limit: number): Promise<string[]> {
+    return this.read(() => {
+      const pending = this.stmts.cancelablePending.all(pool, before, limit) as { id: string }[];
+      const running = this.stmts.cancelableRunning.all(pool, before, Math.max(0, limit - pending.length)) as { id: string }[];
+      return [...pending, ...running].map((r) => r.id);
+    });
+  }
+
+  transaction<T>(fn: (ops: TxOps<Database>) => Promise<T>): Promise<T> {
+    return this.lock.run(async () => {
+      const db = this.db;
+      db.exec("BEGIN IMMEDIATE");
+      try {
+        const result = await fn(this.txOps);
+        db.exec("COMMIT");
+        return result;
+      } catch (e) {
+        if (db.inTransaction) db.exec("ROLLBACK");
+        throw e;
+      }
+    });
+  }
+
+  private readonly txOps: TxOps<Database>;
+
+  private makeTxOps(): TxOps<Database> {
+    return {
+    tx: this.db,
+    lockWork: async (pool, ids) => (this.stmts.readWork.all(pool, JSON.stringify(ids)) as SqliteWorkRow[]).map(toWorkRow),
+    lockExpired: async (pool, now, limit) => (this.stmts.expired.all(pool, now, limit) as SqliteWorkRow[]).map(toWorkRow),
+    lockOnCompleteDue: async (pool, now, limit) => (this.stmts.onCompleteDue.all(pool, now, limit) as SqliteWorkRow[]).map(toWorkRow),
+    finish: async (rows: readonly FinishWrite[]) => {
+      for (const r of rows) this.stmts.finish.run({ id: r.id, result: r.result, finished_at: r.finishedAt, oc_state: r.ocState });
+    },
+    reschedule: async (rows: readonly RescheduleWrite[]) => {
+      for (const r of rows) this.stmts.reschedule.run(r.runAt, r.id);
+    },
+    release: async (refs, runAt) => {
+      for (const r of refs) this.stmts.release.run(runAt, r.id, r.attempt);
+    },
+    requestCancel: async (ids) => {
+      for (const id of ids) this.stmts.requestCancel.run(id);
+    },
+    updateOnComplete: async (rows: readonly OnCompleteWrite[]) => {
+      for (const r of rows) {
+        this.stmts.updateOnComplete.run({ id: r.id, oc_state: r.ocState, oc_attempts: r.ocAttempts, oc_run_at: r.ocRunAt, oc_error: r.ocError });
+      }
+    },
+    addStats: async (pool, d: PoolStats) => {
+      this.stmts.addStats.run({ pool, ...d });
+    },
+    savepoint: async <T>(fn: () => Promise<T> | T): Promise<T> => {
+      const name = `workpool_sp_${++this.savepointSeq}`;
+      this.db.exec(`SAVEPOINT ${name}`);
+      try {
+        const result = await fn();
+        this.db.exec(`RELEASE ${name}`);
+        return result;
+      } catch (e) {
+        // The handler may have ended the transaction itself (e.g. by running COMMIT).
+        if (this.db.inTransaction) this.db.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+        throw e;
+      }
+    },
+    };
+  }
+
+  acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean> {
+    return this.write(() => {
+      const info = this.stmts.acquireLeader.run({ pool, worker: workerId, expires_at: now + ttlMs, now });
+      return info.changes > 0;
+    });
+  }
+
+  releaseLeadership(pool: string, workerId: string): Promise<void> {
+    return this.write(() => {
+      this.stmts.releaseLeader.run(pool, workerId);
+    });
+  }
+
+  deleteFinished(pool: string, before: number, limit: number): Promise<number> {
+    return this.write(() => this.stmts.deleteFinished.run(pool, before, limit).changes);
+  }
+
+  readStats(pool: string): Promise<PoolStats> {
+    return this.read(
+      () => (this.stmts.readStats.get(pool) as PoolStats | undefined) ?? { completed: 0, succeeded: 0, failed: 0, retries: 0, canceled: 0 },
+    );
+  }
+
+  counts(pool: string, now: number): Promise<PoolCounts> {
+    return this.read(() => {
+      const p = this.stmts.countPending.get(now, pool) as { n: number; due: number };
+      const r = this.stmts.countRunning.get(pool) as { n: number };
+      return { pending: p.n, running: r.n, backlog: p.due };
+    });
+  }
+
+  subscribe(pool: string, onWake: () => void): () => void {
+    let set = this.wakers.get(pool);
+    if (!set) this.wakers.set(pool, (set = new Set()));
+    set.add(onWake);
+    return () => set.delete(onWake);
+  }
+}

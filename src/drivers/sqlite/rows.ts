@@ -1,0 +1,93 @@
+/**
+ * Mapping between SQLite rows (snake_case, integers for booleans) and the driver's WorkRow.
+ */
+import type { WorkRow, NewWork, OnCompleteState } from "../../driver/driver.js";
+import type { LogLevel } from "../../events.js";
+import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
+
+/** A row of workpool_work as better-sqlite3 returns it. */
+export interface SqliteWorkRow {
+  id: string;
+  pool: string;
+  kind: string;
+  fn_name: string;
+  name: string | null;
+  args: string;
+  state: string;
+  run_at: number;
+  enqueued_at: number;
+  attempt: number;
+  retry: string | null;
+  timeout_ms: number | null;
+  on_complete: string | null;
+  context: string | null;
+  cancel_requested: number;
+  worker_id: string | null;
+  lease_until: number | null;
+  started_at: number | null;
+  result: string | null;
+  finished_at: number | null;
+  oc_state: string;
+  oc_attempts: number;
+  oc_run_at: number | null;
+  oc_error: string | null;
+}
+
+/** A row of workpool_pools. */
+export interface SqlitePoolRow {
+  max_parallelism: number;
+  log_level: string;
+}
+
+/** Converts a stored row. */
+export function toWorkRow(r: SqliteWorkRow): WorkRow {
+  return {
+    id: r.id,
+    pool: r.pool,
+    kind: r.kind as WorkKind,
+    fnName: r.fn_name,
+    name: r.name,
+    args: r.args,
+    state: r.state as WorkState,
+    runAt: r.run_at,
+    enqueuedAt: r.enqueued_at,
+    attempt: r.attempt,
+    retry: r.retry === null ? null : (JSON.parse(r.retry) as RetryBehavior),
+    timeoutMs: r.timeout_ms,
+    onComplete: r.on_complete,
+    context: r.context,
+    cancelRequested: r.cancel_requested !== 0,
+    workerId: r.worker_id,
+    leaseUntil: r.lease_until,
+    startedAt: r.started_at,
+    result: r.result,
+    finishedAt: r.finished_at,
+    ocState: r.oc_state as OnCompleteState,
+    ocAttempts: r.oc_attempts,
+    ocRunAt: r.oc_run_at,
+    ocError: r.oc_error,
+  };
+}
+
+/** Parameters of the insert statement for one new row. */
+export function insertParams(w: NewWork): Record<string, string | number | null> {
+  return {
+    id: w.id,
+    pool: w.pool,
+    kind: w.kind,
+    fn_name: w.fnName,
+    name: w.name,
+    args: w.args,
+    run_at: w.runAt,
+    enqueued_at: w.enqueuedAt,
+    retry: w.retry === null ? null : JSON.stringify(w.retry),
+    timeout_ms: w.timeoutMs,
+    on_complete: w.onComplete,
+    context: w.context,
+  };
+}
+
+/** Converts a pool row. */
+export function toPoolConfig(r: SqlitePoolRow): { maxParallelism: number; logLevel: LogLevel } {
+  return { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel };
+}

@@ -1,0 +1,78 @@
+/**
+ * Every SQL statement the SQLite driver runs, prepared once per connection.
+ * Lists of ids travel as one JSON array parameter (json_each), so one prepared
+ * statement serves any batch size.
+ */
+import type { Database, Statement } from "better-sqlite3";
+
+const SQL = {
+  insertWork: `INSERT INTO workpool_work
+    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context)
+    VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context)`,
+  readPool: `SELECT max_parallelism, log_level FROM workpool_pools WHERE name = ?`,
+  seedPool: `INSERT INTO workpool_pools (name, max_parallelism, log_level) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+  setMaxParallelism: `UPDATE workpool_pools SET max_parallelism = ? WHERE name = ?`,
+  setLogLevel: `UPDATE workpool_pools SET log_level = ? WHERE name = ?`,
+  countRunning: `SELECT count(*) AS n FROM workpool_work WHERE pool = ? AND state = 'running'`,
+  claim: `UPDATE workpool_work
+    SET state = 'running', attempt = attempt + 1, worker_id = @worker, lease_until = @lease_until, started_at = @now
+    WHERE id IN (
+      SELECT id FROM workpool_work
+      WHERE pool = @pool AND state = 'pending' AND run_at <= @now
+      ORDER BY run_at, id LIMIT @limit)
+    RETURNING *`,
+  nextRunAt: `SELECT min(run_at) AS t FROM workpool_work WHERE pool = ? AND state = 'pending'`,
+  heartbeatRead: `SELECT id, state, attempt, worker_id, cancel_requested FROM workpool_work
+    WHERE pool = ? AND id IN (SELECT value FROM json_each(?))`,
+  extendLease: `UPDATE workpool_work SET lease_until = ? WHERE id = ? AND attempt = ? AND state = 'running'`,
+  readWork: `SELECT * FROM workpool_work WHERE pool = ? AND id IN (SELECT value FROM json_each(?))`,
+  cancelablePending: `SELECT id FROM workpool_work WHERE pool = ? AND state = 'pending' AND enqueued_at < ? ORDER BY id LIMIT ?`,
+  cancelableRunning: `SELECT id FROM workpool_work
+    WHERE pool = ? AND state = 'running' AND cancel_requested = 0 AND enqueued_at < ? ORDER BY id LIMIT ?`,
+  expired: `SELECT * FROM workpool_work WHERE pool = ? AND state = 'running' AND lease_until < ? ORDER BY lease_until LIMIT ?`,
+  onCompleteDue: `SELECT * FROM workpool_work WHERE pool = ? AND oc_state = 'pending' AND oc_run_at <= ? ORDER BY oc_run_at LIMIT ?`,
+  finish: `UPDATE workpool_work
+    SET state = 'finished', result = @result, finished_at = @finished_at, oc_state = @oc_state,
+        oc_run_at = CASE WHEN @oc_state = 'pending' THEN @finished_at ELSE NULL END,
+        worker_id = NULL, lease_until = NULL
+    WHERE id = @id`,
+  reschedule: `UPDATE workpool_work SET state = 'pending', run_at = ?, worker_id = NULL, lease_until = NULL WHERE id = ?`,
+  release: `UPDATE workpool_work
+    SET state = 'pending', attempt = attempt - 1, run_at = ?, worker_id = NULL, lease_until = NULL
+    WHERE id = ? AND attempt = ? AND state = 'running'`,
+  requestCancel: `UPDATE workpool_work SET cancel_requested = 1 WHERE id = ?`,
+  updateOnComplete: `UPDATE workpool_work SET oc_state = @oc_state, oc_attempts = @oc_attempts, oc_run_at = @oc_run_at, oc_error = @oc_error
+    WHERE id = @id`,
+  addStats: `INSERT INTO workpool_stats (pool, completed, succeeded, failed, retries, canceled)
+    VALUES (@pool, @completed, @succeeded, @failed, @retries, @canceled)
+    ON CONFLICT (pool) DO UPDATE SET
+      completed = completed + excluded.completed, succeeded = succeeded + excluded.succeeded,
+      failed = failed + excluded.failed, retries = retries + excluded.retries, canceled = canceled + excluded.canceled`,
+  readStats: `SELECT completed, succeeded, failed, retries, canceled FROM workpool_stats WHERE pool = ?`,
+  acquireLeader: `INSERT INTO workpool_leaders (pool, worker_id, expires_at) VALUES (@pool, @worker, @expires_at)
+    ON CONFLICT (pool) DO UPDATE SET worker_id = excluded.worker_id, expires_at = excluded.expires_at
+    WHERE workpool_leaders.worker_id = excluded.worker_id OR workpool_leaders.expires_at < @now`,
+  releaseLeader: `DELETE FROM workpool_leaders WHERE pool = ? AND worker_id = ?`,
+  deleteFinished: `DELETE FROM workpool_work WHERE id IN (
+    SELECT id FROM workpool_work
+    WHERE pool = ? AND state = 'finished' AND finished_at < ? AND oc_state <> 'pending'
+    ORDER BY finished_at LIMIT ?)`,
+  countPending: `SELECT count(*) AS n, coalesce(sum(run_at <= ?), 0) AS due FROM workpool_work WHERE pool = ? AND state = 'pending'`,
+} as const;
+
+/** The prepared statements of one connection, by name. */
+export type Statements = { [K in keyof typeof SQL]: Statement };
+
+const cache = new WeakMap<Database, Statements>();
+
+/** Prepared statements for `db`, created on first use and cached for the connection's life. */
+export function statementsFor(db: Database): Statements {
+  let stmts = cache.get(db);
+  if (!stmts) {
+    const prepared: Partial<Record<keyof typeof SQL, Statement>> = {};
+    for (const key of Object.keys(SQL) as (keyof typeof SQL)[]) prepared[key] = db.prepare(SQL[key]);
+    stmts = prepared as Statements;
+    cache.set(db, stmts);
+  }
+  return stmts;
+}

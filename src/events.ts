@@ -1,0 +1,189 @@
+/**
+ * Log levels, the structured events a pool emits, and the logger that writes them.
+ * Each event is logged as one JSON line (filtered by `logLevel`) and delivered to
+ * listeners registered with `pool.on(...)` (never filtered).
+ */
+import type { WorkId, WorkKind } from "./types.js";
+
+/** Log levels, from most to least verbose. */
+export const LOG_LEVELS = ["DEBUG", "TRACE", "INFO", "REPORT", "WARN", "ERROR"] as const;
+
+/** A log level: a message is written when its level is at or above the pool's. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Console-like sink for log lines. `console` fits. */
+export interface Logger {
+  debug(...args: unknown[]): void;
+  info(...args: unknown[]): void;
+  warn(...args: unknown[]): void;
+  error(...args: unknown[]): void;
+}
+
+/** Work was committed to the store (or, with `tx`, written into the caller's transaction). */
+export interface EnqueuedEvent {
+  event: "enqueued";
+  pool: string;
+  workId: WorkId;
+  fnName: string;
+  kind: WorkKind;
+  /** When it may start, epoch ms. */
+  runAt: number;
+  enqueuedAt: number;
+}
+
+/** An attempt was claimed and started by this process. */
+export interface StartedEvent {
+  event: "started";
+  pool: string;
+  workId: WorkId;
+  fnName: string;
+  /** 1-based attempt number. */
+  attempt: number;
+  startedAt: number;
+  /** How late the start was: startedAt - the time it was due. */
+  startLagMs: number;
+}
+
+/** How an attempt ended: `retrying` means another attempt is scheduled. */
+export type CompletionStatus = "success" | "failed" | "canceled" | "retrying";
+
+/** An attempt ended (or pending work was canceled). */
+export interface CompletedEvent {
+  event: "completed";
+  pool: string;
+  workId: WorkId;
+  fnName: string;
+  status: CompletionStatus;
+  /** Attempts made so far, including this one. */
+  attempts: number;
+  completedAt: number;
+  /** completedAt - enqueuedAt. */
+  lagSinceEnqueuedMs: number;
+  /** The error message, for `failed` and `retrying`. */
+  error?: string;
+}
+
+/** Periodic summary, written by the pool's maintenance leader every `reportIntervalMs`. */
+export interface ReportEvent {
+  event: "report";
+  pool: string;
+  /** Attempts that ended in the interval (includes retries and failures). */
+  completed: number;
+  /** Work that succeeded (after any retries). */
+  succeeded: number;
+  /** Work that failed for good. */
+  failed: number;
+  /** Attempts that failed and were scheduled again. */
+  retries: number;
+  /** Work canceled. */
+  canceled: number;
+  /** Attempts running now, across all processes. */
+  running: number;
+  /** Pending work that is due now and waiting for a slot. */
+  backlog: number;
+  /** (failed + retries) / completed. */
+  failureRate: number;
+  /** failed / (completed - retries). */
+  permanentFailureRate: number;
+  /** Length of the interval this report covers, ms. */
+  intervalMs: number;
+}
+
+/** Every event by name. */
+export interface WorkpoolEvents {
+  enqueued: EnqueuedEvent;
+  started: StartedEvent;
+  completed: CompletedEvent;
+  report: ReportEvent;
+}
+
+/** Names of the events a pool emits. */
+export type WorkpoolEventName = keyof WorkpoolEvents;
+
+/** Compares levels: true when `level` should be written under threshold `min`. */
+export function levelEnabled(level: LogLevel, min: LogLevel): boolean {
+  return LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(min);
+}
+
+/** Level each event is logged at: permanent failures are worth a warning. */
+export function eventLevel(e: WorkpoolEvents[WorkpoolEventName]): LogLevel {
+  if (e.event === "report") return "REPORT";
+  if (e.event === "completed" && e.status === "failed") return "WARN";
+  return "INFO";
+}
+
+/** Writes level-filtered log lines; the level can change at run time (configure). */
+export class PoolLogger {
+  constructor(
+    private readonly sink: Logger,
+    public level: LogLevel,
+  ) {}
+
+  /** Writes `args` at `level` if enabled. */
+  write(level: LogLevel, ...args: unknown[]): void {
+    if (!levelEnabled(level, this.level)) return;
+    switch (level) {
+      case "DEBUG":
+      case "TRACE":
+        this.sink.debug(...args);
+        return;
+      case "INFO":
+      case "REPORT":
+        this.sink.info(...args);
+        return;
+      case "WARN":
+        this.sink.warn(...args);
+        return;
+      case "ERROR":
+        this.sink.error(...args);
+        return;
+    }
+  }
+
+  debug(...args: unknown[]): void {
+    this.write("DEBUG", ...args);
+  }
+  warn(...args: unknown[]): void {
+    this.write("WARN", ...args);
+  }
+  error(...args: unknown[]): void {
+    this.write("ERROR", ...args);
+  }
+}
+
+type Listener<K extends WorkpoolEventName> = (event: WorkpoolEvents[K]) => void;
+
+/** Typed event fan-out: logs each event as JSON and hands it to listeners. */
+export class EventHub {
+  private readonly listeners: { [K in WorkpoolEventName]: Set<Listener<K>> } = {
+    enqueued: new Set(),
+    started: new Set(),
+    completed: new Set(),
+    report: new Set(),
+  };
+
+  constructor(private readonly logger: PoolLogger) {}
+
+  /** Adds a listener; returns a function that removes it. */
+  on<K extends WorkpoolEventName>(name: K, listener: Listener<K>): () => void {
+    this.listeners[name].add(listener);
+    return () => this.off(name, listener);
+  }
+
+  /** Removes a listener. */
+  off<K extends WorkpoolEventName>(name: K, listener: Listener<K>): void {
+    this.listeners[name].delete(listener);
+  }
+
+  /** Logs and delivers one event. A throwing listener is logged, never propagated. */
+  emit<K extends WorkpoolEventName>(event: WorkpoolEvents[K] & { event: K }): void {
+    this.logger.write(eventLevel(event), JSON.stringify(event));
+    for (const listener of this.listeners[event.event] as Set<Listener<K>>) {
+      try {
+        listener(event);
+      } catch (e) {
+        this.logger.error(`workpool: a "${event.event}" listener threw`, e);
+      }
+    }
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * Handler definitions: the contexts handlers receive, the typed handles `define*` returns,
+ * and the per-pool registry that maps stored names back to functions.
+ */
+import { InvalidArgumentError } from "./errors.js";
+import { checkName } from "./options.js";
+import type { OnCompleteArgs, WorkId } from "./types.js";
+
+/** What an action receives besides its args. */
+export interface ActionCtx {
+  /** Id of the work this attempt belongs to. */
+  workId: WorkId;
+  /** 1-based attempt number. */
+  attempt: number;
+  /** Aborted on cancel, timeout, lost lease or shutdown; pass it to fetch() and friends. */
+  signal: AbortSignal;
+  /** The work's name: enqueue's `name` option, else the handler's name. */
+  name: string;
+}
+
+/** What a mutation receives besides its args. */
+export interface MutationCtx<Tx> {
+  workId: WorkId;
+  attempt: number;
+  name: string;
+  /** The open transaction: write with it, and your writes commit with the work's state change. */
+  tx: Tx;
+}
+
+/** What an onComplete handler receives besides its args. */
+export interface OnCompleteCtx<Tx> {
+  /** Id of the work that finished. */
+  workId: WorkId;
+  /** The name of the onComplete handler. */
+  name: string;
+  /** The open transaction; writes commit with the delivery record, exactly once. */
+  tx: Tx;
+}
+
+declare const typeOfArgs: unique symbol;
+declare const typeOfOnComplete: unique symbol;
+
+/** A defined action, typed by its args and return value. */
+export interface ActionHandle<A, R> {
+  readonly kind: "action";
+  readonly name: string;
+  readonly pool: string;
+  /** Type-only marker; never present at run time. */
+  readonly [typeOfArgs]?: (args: A) => R;
+}
+
+/** A defined mutation, typed by its args and return value. */
+export interface MutationHandle<A, R> {
+  readonly kind: "mutation";
+  readonly name: string;
+  readonly pool: string;
+  /** Type-only marker; never present at run time. */
+  readonly [typeOfArgs]?: (args: A) => R;
+}
+
+/** A defined onComplete handler, typed by the context and return value it accepts. */
+export interface OnCompleteHandle<C, R> {
+  readonly kind: "onComplete";
+  readonly name: string;
+  readonly pool: string;
+  /** Type-only marker; never present at run time. */
+  readonly [typeOfOnComplete]?: (args: OnCompleteArgs<C, R>) => void;
+}
+
+/** An action handler function. */
+export type ActionFn<A, R> = (ctx: ActionCtx, args: A) => R | Promise<R>;
+/** A mutation handler function. Prefer synchronous ones on SQLite (see docs). */
+export type MutationFn<Tx, A, R> = (ctx: MutationCtx<Tx>, args: A) => R | Promise<R>;
+/** An onComplete handler function. */
+export type OnCompleteFn<Tx, C, R> = (ctx: OnCompleteCtx<Tx>, args: OnCompleteArgs<C, R>) => void | Promise<void>;
+
+/** A registered handler, as the worker sees it. */
+export type Registered<Tx> =
+  | { kind: "action"; fn: ActionFn<unknown, unknown> }
+  | { kind: "mutation"; fn: MutationFn<Tx, unknown, unknown> }
+  | { kind: "onComplete"; fn: OnCompleteFn<Tx, unknown, unknown> };
+
+type AnyHandle = { readonly kind: string; readonly name: string; readonly pool: string };
+
+/** Handlers of one pool, by name (one namespace for all kinds). */
+export class HandlerRegistry<Tx> {
+  private readonly handlers = new Map<string, Registered<Tx>>();
+  private readonly handles = new WeakSet<object>();
+
+  constructor(private readonly pool: string) {}
+
+  /** Registers `fn` under `name`; throws if the name is taken or invalid. */
+  define<H extends AnyHandle>(kind: Registered<Tx>["kind"], name: unknown, fn: unknown): H {
+    const field = kind === "onComplete" ? "defineOnComplete(name)" : `define${kind[0]!.toUpperCase()}${kind.slice(1)}(name)`;
+    checkName(field, name, 200);
+    if (typeof fn !== "function") throw new InvalidArgumentError(`${field.replace("(name)", "(handler)")}`, "must be a function");
+    const existing = this.handlers.get(name as string);
+    if (existing) {
+      throw new InvalidArgumentError(field, `"${String(name)}" is already defined (as ${existing.kind === "onComplete" ? "an onComplete" : `a ${existing.kind}`}) in pool "${this.pool}"; each name may be defined once`);
+    }
+    this.handlers.set(name as string, { kind, fn } as Registered<Tx>);
+    const handle = Object.freeze({ kind, name: name as string, pool: this.pool }) as unknown as H;
+    this.handles.add(handle);
+    return handle;
+  }
+
+  /** The handler registered under `name`, if any. */
+  get(name: string): Registered<Tx> | undefined {
+    return this.handlers.get(name);
+  }
+
+  /** Checks that `handle` came from this pool's `define*` of the expected kind. */
+  checkHandle(field: string, handle: unknown, kind: Registered<Tx>["kind"]): string {
+    const h = handle as AnyHandle | null;
+    if (typeof h !== "object" || h === null || !this.handles.has(h)) {
+      const from = typeof h === "object" && h !== null && typeof h.pool === "string" ? ` (it belongs to pool "${h.pool}")` : "";
+      throw new InvalidArgumentError(field, `must be a handle returned by this pool's define${kind === "onComplete" ? "OnComplete" : kind === "action" ? "Action" : "Mutation"}()${from}`);
+    }
+    if (h.kind !== kind) throw new InvalidArgumentError(field, `is a ${h.kind} handle ("${h.name}"); expected a ${kind} handle`);
+    return h.name;
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * `workpool`: a durable work pool for TypeScript on SQL. Import a store from
+ * `workpool/sqlite` (or `workpool/postgres`) and pass it to `new Workpool(store)`.
+ */
+export { Workpool } from "./workpool.js";
+export type { ActionEnqueueOptions, CancelAllOptions, EnqueueOptions, StopOptions } from "./workpool.js";
+export type { RunOnceResult } from "./internal/worker.js";
+export { NonRetryableError, DEFAULT_RETRY_BEHAVIOR } from "./retry.js";
+export { InvalidArgumentError, UnknownWorkError } from "./errors.js";
+export { ManualClock, systemClock } from "./clock.js";
+export type { Clock, TimerHandle } from "./clock.js";
+export { LOG_LEVELS } from "./events.js";
+export type {
+  CompletedEvent,
+  CompletionStatus,
+  EnqueuedEvent,
+  Logger,
+  LogLevel,
+  ReportEvent,
+  StartedEvent,
+  WorkpoolEventName,
+  WorkpoolEvents,
+} from "./events.js";
+export type {
+  ActionCtx,
+  ActionFn,
+  ActionHandle,
+  MutationCtx,
+  MutationFn,
+  MutationHandle,
+  OnCompleteCtx,
+  OnCompleteFn,
+  OnCompleteHandle,
+} from "./handlers.js";
+export { MAX_PARALLELISM } from "./options.js";
+export type { ConfigureOptions, WorkpoolOptions } from "./options.js";
+export { MAX_PAYLOAD_BYTES } from "./json.js";
+export type { JsonValue, OnCompleteArgs, OnCompleteStatus, RetryBehavior, RunResult, Status, WorkId, WorkKind, WorkState } from "./types.js";
+export type { Store } from "./driver/driver.js";

@@ -1,0 +1,118 @@
+/**
+ * Runs one attempt. Actions run outside any transaction with an AbortSignal and an
+ * optional timeout; their outcome goes to the Completer. Mutations run inside the
+ * transaction that also records their result, so their writes and the state change
+ * commit together, exactly once.
+ */
+import type { WorkRow } from "../driver/driver.js";
+import type { CompletedEvent } from "../events.js";
+import { encodeJson } from "../json.js";
+import { isNonRetryable } from "../retry.js";
+import { applyTransitions, decide, lockCurrentAttempts, type AttemptOutcome } from "./completer.js";
+import { errorMessage } from "./on-complete.js";
+import type { PoolRuntime } from "./runtime.js";
+
+/** Why a running attempt's signal was aborted. */
+export type AbortCause = "canceled" | "timeout" | "lost" | "shutdown";
+
+/** The abort reason a pool puts on `ctx.signal`. */
+export class AttemptAbortedError extends Error {
+  constructor(
+    readonly abortCause: AbortCause,
+    message: string,
+  ) {
+    super(message);
+    this.name = abortCause === "timeout" ? "TimeoutError" : "AbortError";
+  }
+}
+
+function missingHandler<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): AttemptOutcome {
+  const found = rt.handlers.get(row.fnName);
+  const error = found
+    ? `"${row.fnName}" is defined as ${found.kind === "onComplete" ? "an onComplete" : `a ${found.kind}`} in this worker, but the work is ${row.kind === "action" ? "an action" : "a mutation"}`
+    : `no ${row.kind} handler named "${row.fnName}" is defined in this worker of pool "${rt.pool}"`;
+  return { kind: "failed", error, retryable: false };
+}
+
+/** Encodes a handler's return value for storage; undefined (no value) is allowed. */
+function checkReturnValue(value: unknown): unknown {
+  if (value !== undefined) encodeJson("returnValue", value);
+  return value;
+}
+
+/**
+ * Runs an action attempt. Resolves with its outcome, or null when the attempt was taken
+ * away from this worker (lease lost, shutdown) and its result must not be written.
+ */
+export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, controller: AbortController): Promise<AttemptOutcome | null> {
+  const handler = rt.handlers.get(row.fnName);
+  if (!handler || handler.kind !== "action") return missingHandler(rt, row);
+  const { clock } = rt.options;
+  const timeoutMs = row.timeoutMs ?? rt.options.actionTimeoutMs;
+  const timer =
+    timeoutMs === null
+      ? null
+      : clock.setTimeout(() => controller.abort(new AttemptAbortedError("timeout", `timed out after ${timeoutMs} ms`)), timeoutMs);
+  const signal = controller.signal;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<"aborted">((resolve) => {
+    onAbort = () => resolve("aborted");
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    if (signal.aborted) return fromAbort(signal);
+    const ctx = { workId: row.id, attempt: row.attempt, signal, name: row.name ?? row.fnName };
+    const running = Promise.resolve().then(() => handler.fn(ctx, JSON.parse(row.args)));
+    // An action that ignores its signal keeps running in the background; its result is dropped.
+    running.catch(() => undefined);
+    const value = await Promise.race([running, aborted]);
+    if (signal.aborted) return fromAbort(signal);
+    try {
+      return { kind: "success", returnValue: checkReturnValue(value) };
+    } catch (e) {
+      return { kind: "failed", error: `the action's ${errorMessage(e).replace(/^workpool: /, "")}`, retryable: false };
+    }
+  } catch (e) {
+    if (signal.aborted) return fromAbort(signal);
+    return { kind: "failed", error: errorMessage(e), retryable: !isNonRetryable(e) };
+  } finally {
+    if (timer !== null) clock.clearTimeout(timer);
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  }
+}
+
+function fromAbort(signal: AbortSignal): AttemptOutcome | null {
+  const reason = signal.reason as unknown;
+  if (!(reason instanceof AttemptAbortedError)) return { kind: "failed", error: errorMessage(reason), retryable: true };
+  switch (reason.abortCause) {
+    case "canceled":
+      return { kind: "canceled" };
+    case "timeout":
+      return { kind: "failed", error: reason.message, retryable: true };
+    default:
+      return null;
+  }
+}
+
+/** Runs a mutation attempt in one transaction with its state change; returns the events to emit. */
+export async function runMutation<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promise<CompletedEvent[]> {
+  return rt.driver.transaction(async (ops) => {
+    const now = rt.options.clock.now();
+    const current = (await lockCurrentAttempts(rt, ops, [{ id: row.id, attempt: row.attempt }])).get(row.id);
+    if (!current) return [];
+    const handler = rt.handlers.get(row.fnName);
+    let outcome: AttemptOutcome;
+    if (!handler || handler.kind !== "mutation") outcome = missingHandler(rt, row);
+    else if (current.cancelRequested) outcome = { kind: "canceled" };
+    else {
+      try {
+        const ctx = { workId: row.id, attempt: row.attempt, name: row.name ?? row.fnName, tx: ops.tx };
+        const value = await ops.savepoint(async () => checkReturnValue(await handler.fn(ctx, JSON.parse(row.args))));
+        outcome = { kind: "success", returnValue: value };
+      } catch (e) {
+        outcome = { kind: "failed", error: errorMessage(e), retryable: false };
+      }
+    }
+    return applyTransitions(rt, ops, [decide(rt, current, outcome, now)], now);
+  });
+}

@@ -1,0 +1,19 @@
+/**
+ * The shared context of one pool instance, handed to every internal part.
+ */
+import type { Driver } from "../driver/driver.js";
+import type { EventHub, PoolLogger } from "../events.js";
+import type { HandlerRegistry } from "../handlers.js";
+import type { ResolvedOptions } from "../options.js";
+
+/** Everything internal parts of a pool share. */
+export interface PoolRuntime<Tx> {
+  readonly pool: string;
+  readonly driver: Driver<Tx>;
+  readonly options: ResolvedOptions;
+  readonly logger: PoolLogger;
+  readonly events: EventHub;
+  readonly handlers: HandlerRegistry<Tx>;
+  /** Unique id of this pool instance's worker (host, pid and random part). */
+  readonly workerId: string;
+}

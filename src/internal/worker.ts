@@ -1,0 +1,301 @@
+/**
+ * The worker of one pool instance: claims due work up to the free slots, runs each
+ * attempt, heart-beats the leases of running attempts, and runs maintenance when it is
+ * the leader. It wakes on in-store signals (enqueue in this process, NOTIFY on
+ * PostgreSQL), on a timer for the next scheduled work, on freed slots, and on a slow
+ * safety poll; it never busy-polls.
+ */
+import type { AttemptRef, WorkRow } from "../driver/driver.js";
+import type { TimerHandle } from "../clock.js";
+import { Completer } from "./completer.js";
+import { AttemptAbortedError, runAction, runMutation, type AbortCause } from "./executor.js";
+import { Maintenance } from "./maintenance.js";
+import type { PoolRuntime } from "./runtime.js";
+
+/** Most rows one claim statement takes. */
+const CLAIM_BATCH = 256;
+
+interface Inflight {
+  row: WorkRow;
+  controller: AbortController;
+  /** Settles when the attempt's result is written (or dropped). */
+  done: Promise<void>;
+}
+
+/** What {@link Worker.runOnce} did. */
+export interface RunOnceResult {
+  /** Attempts claimed and run to completion by this call. */
+  claimed: number;
+  /** Whether this instance is the maintenance leader. */
+  leader: boolean;
+  /** Attempts rescued from lost workers. */
+  rescued: number;
+  /** Finished work deleted by retention. */
+  deleted: number;
+}
+
+/** Claims and runs work for one pool instance. */
+export class Worker<Tx> {
+  private readonly completer: Completer<Tx>;
+  private readonly maintenance: Maintenance<Tx>;
+  private readonly inflight = new Map<string, Inflight>();
+  private started = false;
+  private stopping = false;
+  private wakeRequested = false;
+  private pumping: Promise<void> | null = null;
+  private pollTimer: TimerHandle | null = null;
+  private heartbeatTimer: TimerHandle | null = null;
+  private maintenanceTimer: TimerHandle | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private claimFailures = 0;
+  private nextRunAt: number | null = null;
+  private saturated = false;
+
+  constructor(private readonly rt: PoolRuntime<Tx>) {
+    this.completer = new Completer(rt);
+    this.maintenance = new Maintenance(rt);
+  }
+
+  /** Number of attempts this process is running. */
+  get running(): number {
+    return this.inflight.size;
+  }
+
+  /** Whether start() has been called and stop() has not. */
+  get isStarted(): boolean {
+    return this.started;
+  }
+
+  /** Begins claiming and running work until stop(). */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.stopping = false;
+    this.unsubscribe = this.rt.driver.subscribe(this.rt.pool, () => this.wake());
+    this.scheduleMaintenance(0);
+    this.wake();
+  }
+
+  /**
+   * Stops claiming, waits up to `timeoutMs` for running attempts, then aborts the rest and
+   * hands them back to the pool unstarted (no failed attempt is counted).
+   */
+  async stop(timeoutMs: number): Promise<void> {
+    if (!this.started) return;
+    this.stopping = true;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    for (const t of [this.pollTimer, this.maintenanceTimer]) if (t) this.rt.options.clock.clearTimeout(t);
+    this.pollTimer = this.maintenanceTimer = null;
+    await this.pumping;
+    if (this.inflight.size) {
+      let timer: TimerHandle | null = null;
+      const timedOut = new Promise<void>((r) => (timer = this.rt.options.clock.setTimeout(r, timeoutMs)));
+      await Promise.race([Promise.all([...this.inflight.values()].map((f) => f.done)), timedOut]);
+      if (timer) this.rt.options.clock.clearTimeout(timer);
+    }
+    await this.handBack();
+    await this.completer.flush();
+    if (this.heartbeatTimer) this.rt.options.clock.clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = null;
+    try {
+      await this.maintenance.release();
+    } catch (e) {
+      this.rt.logger.warn("workpool: releasing maintenance leadership failed", e);
+    }
+    this.started = false;
+  }
+
+  /** Aborts still-running actions with cause "shutdown" and releases them in the store. */
+  private async handBack(): Promise<void> {
+    const left = [...this.inflight.values()].filter((f) => f.row.kind === "action");
+    if (!left.length) return;
+    const refs: AttemptRef[] = left.map((f) => ({ id: f.row.id, attempt: f.row.attempt }));
+    for (const f of left) this.abort(f, "shutdown");
+    const now = this.rt.options.clock.now();
+    await this.rt.driver.transaction((ops) => ops.release(refs, now));
+    for (const f of left) this.inflight.delete(f.row.id);
+    this.rt.logger.warn(`workpool: stop handed ${refs.length} running attempt(s) of pool "${this.rt.pool}" back to the queue`);
+  }
+
+  /**
+   * One full step, for tests and scripts: write queued results, run maintenance, claim
+   * due work, wait for those attempts to finish and their results to be written.
+   */
+  async runOnce(): Promise<RunOnceResult> {
+    await this.completer.flush();
+    const m = await this.maintenance.tick();
+    const before = new Set(this.inflight.keys());
+    const claimed = await this.claimOnce();
+    const mine = [...this.inflight.entries()].filter(([id]) => !before.has(id)).map(([, f]) => f.done);
+    await Promise.all(mine);
+    await this.completer.flush();
+    return { claimed, leader: m.leader, rescued: m.rescued, deleted: m.deleted };
+  }
+
+  /** Aborts this process's running attempts of `ids` because they were canceled. */
+  abortCanceled(ids: readonly string[]): void {
+    for (const id of ids) {
+      const f = this.inflight.get(id);
+      if (f) this.abort(f, "canceled");
+    }
+  }
+
+  /** Asks for a claim as soon as possible. */
+  wake(): void {
+    if (!this.started || this.stopping) return;
+    this.wakeRequested = true;
+    if (!this.pumping) {
+      this.pumping = this.pump().finally(() => {
+        this.pumping = null;
+      });
+    }
+  }
+
+  private async pump(): Promise<void> {
+    while (this.wakeRequested && !this.stopping) {
+      this.wakeRequested = false;
+      try {
+        const n = await this.claimOnce();
+        this.claimFailures = 0;
+        if (n === CLAIM_BATCH) this.wakeRequested = true;
+      } catch (e) {
+        this.claimFailures++;
+        this.rt.logger.error(`workpool: claiming work for pool "${this.rt.pool}" failed (try ${this.claimFailures})`, e);
+        break;
+      }
+    }
+    this.schedulePoll();
+  }
+
+  /** Sleeps until the next scheduled work, a freed slot, a signal, or the safety poll. */
+  private schedulePoll(): void {
+    if (this.stopping || !this.started) return;
+    const { clock } = this.rt.options;
+    if (this.pollTimer) clock.clearTimeout(this.pollTimer);
+    const poll = this.rt.options.pollIntervalMs ?? this.rt.driver.pollIntervalMs;
+    let delay = poll;
+    if (this.claimFailures) delay = Math.min(30_000, poll * 2 ** Math.min(this.claimFailures, 8));
+    else if (this.nextRunAt !== null && !this.saturated) delay = Math.min(poll, Math.max(0, this.nextRunAt - clock.now()));
+    this.pollTimer = clock.setTimeout(() => {
+      this.pollTimer = null;
+      this.wake();
+    }, delay);
+  }
+
+  private scheduleMaintenance(delay: number): void {
+    const { clock } = this.rt.options;
+    this.maintenanceTimer = clock.setTimeout(async () => {
+      this.maintenanceTimer = null;
+      if (this.stopping || !this.started) return;
+      try {
+        await this.maintenance.tick();
+      } catch (e) {
+        this.rt.logger.error(`workpool: maintenance of pool "${this.rt.pool}" failed`, e);
+      }
+      if (!this.stopping && this.started) this.scheduleMaintenance(this.rt.options.maintenanceIntervalMs);
+    }, delay);
+  }
+
+  private async claimOnce(): Promise<number> {
+    const { rt } = this;
+    const now = rt.options.clock.now();
+    const res = await rt.driver.claim(rt.pool, { workerId: rt.workerId, now, leaseUntil: now + rt.options.leaseMs, limit: CLAIM_BATCH });
+    rt.logger.level = res.config.logLevel;
+    this.nextRunAt = res.nextRunAt;
+    this.saturated = res.running >= res.config.maxParallelism;
+    for (const row of res.claimed) this.begin(row, now);
+    return res.claimed.length;
+  }
+
+  private begin(row: WorkRow, now: number): void {
+    const { rt } = this;
+    rt.events.emit({
+      event: "started",
+      pool: rt.pool,
+      workId: row.id,
+      fnName: row.fnName,
+      attempt: row.attempt,
+      startedAt: now,
+      startLagMs: Math.max(0, now - row.runAt),
+    });
+    const controller = new AbortController();
+    const entry: Inflight = { row, controller, done: Promise.resolve() };
+    entry.done = this.execute(row, controller)
+      .catch((e) => rt.logger.error(`workpool: attempt ${row.attempt} of ${row.id} could not be recorded; its lease will expire and it will be rescued`, e))
+      .finally(() => {
+        if (this.inflight.get(row.id) === entry) this.inflight.delete(row.id);
+        if (this.inflight.size === 0 && this.heartbeatTimer) {
+          rt.options.clock.clearTimeout(this.heartbeatTimer);
+          this.heartbeatTimer = null;
+        }
+        this.wake();
+      });
+    this.inflight.set(row.id, entry);
+    this.ensureHeartbeat();
+  }
+
+  private async execute(row: WorkRow, controller: AbortController): Promise<void> {
+    const { rt } = this;
+    if (row.kind === "mutation") {
+      const events = await runMutation(rt, row);
+      for (const e of events) rt.events.emit(e);
+      return;
+    }
+    const outcome = await runAction(rt, row, controller);
+    if (outcome) await this.completer.submit({ id: row.id, attempt: row.attempt }, outcome);
+  }
+
+  private abort(f: Inflight, cause: AbortCause): void {
+    if (f.controller.signal.aborted) return;
+    const messages: Record<AbortCause, string> = {
+      canceled: "the work was canceled",
+      timeout: "timed out",
+      lost: "this worker lost the attempt's lease; it was handed to another worker",
+      shutdown: "the worker is shutting down; the attempt was handed back to the queue",
+    };
+    f.controller.abort(new AttemptAbortedError(cause, messages[cause]));
+  }
+
+  private get heartbeatIntervalMs(): number {
+    return Math.max(50, Math.floor(this.rt.options.leaseMs / 3));
+  }
+
+  private ensureHeartbeat(): void {
+    if (this.heartbeatTimer || this.inflight.size === 0) return;
+    this.heartbeatTimer = this.rt.options.clock.setTimeout(() => {
+      this.heartbeatTimer = null;
+      void this.heartbeat().finally(() => this.ensureHeartbeat());
+    }, this.heartbeatIntervalMs);
+  }
+
+  /** Renews leases of every running attempt in one statement batch; aborts canceled and lost ones. */
+  private async heartbeat(): Promise<void> {
+    const { rt } = this;
+    const entries = [...this.inflight.values()];
+    if (!entries.length) return;
+    const now = rt.options.clock.now();
+    try {
+      const res = await rt.driver.heartbeat(
+        rt.pool,
+        rt.workerId,
+        entries.map((f) => ({ id: f.row.id, attempt: f.row.attempt })),
+        now + rt.options.leaseMs,
+      );
+      for (const id of res.cancelRequested) {
+        const f = this.inflight.get(id);
+        if (f) this.abort(f, "canceled");
+      }
+      for (const id of res.lost) {
+        const f = this.inflight.get(id);
+        // A mutation's row is locked by its own transaction; it is not lost.
+        if (f && f.row.kind === "action") {
+          rt.logger.warn(`workpool: lost the lease of ${id} attempt ${f.row.attempt}; aborting it`);
+          this.abort(f, "lost");
+        }
+      }
+    } catch (e) {
+      rt.logger.error(`workpool: heartbeat of pool "${rt.pool}" failed; leases expire in ${rt.options.leaseMs} ms unless it recovers`, e);
+    }
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * Validation and defaults of every option. Each check throws an InvalidArgumentError that
+ * names the option and the allowed values, before anything is written.
+ */
+import { systemClock, type Clock } from "./clock.js";
+import { InvalidArgumentError } from "./errors.js";
+import { LOG_LEVELS, type Logger, type LogLevel } from "./events.js";
+import { DEFAULT_RETRY_BEHAVIOR } from "./retry.js";
+import type { RetryBehavior } from "./types.js";
+
+/** Largest maxParallelism accepted. */
+export const MAX_PARALLELISM = 10_000;
+/** Default maxParallelism. */
+export const DEFAULT_MAX_PARALLELISM = 10;
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+/** A year in ms, as used to clamp scheduled times. */
+export const YEAR = 365 * DAY;
+
+/** Options of `new Workpool(store, options)`. */
+export interface WorkpoolOptions {
+  /** Pool name; many pools may share one store. 1-100 characters of [A-Za-z0-9_.:-]. Default "default". */
+  name?: string;
+  /** Most attempts of this pool running at once, across all processes. Integer 0..10000 (0 pauses). Default 10. */
+  maxParallelism?: number;
+  /** Whether actions retry when enqueue does not say. Default false. */
+  retryActionsByDefault?: boolean;
+  /** Retry behaviour for `retry: true` (and for onComplete redelivery). Default { maxAttempts: 5, initialBackoffMs: 250, base: 2 }. */
+  defaultRetryBehavior?: RetryBehavior;
+  /** Least severe level written to the logger. Default "REPORT". */
+  logLevel?: LogLevel;
+  /** How long a running attempt survives without its worker's heartbeat, ms. Integer 100..86400000. Default 30000. */
+  leaseMs?: number;
+  /** Timeout of every action attempt, ms, unless enqueue sets `timeoutMs`. Default: none. */
+  actionTimeoutMs?: number;
+  /** How long finished work keeps its result for `status`, ms. Integer >= 0. Default 24 h. */
+  retentionMs?: number;
+  /** Where log lines go. Default `console`. */
+  logger?: Logger;
+  /** Time source; inject a `ManualClock` in tests. Default: the system clock. */
+  clock?: Clock;
+  /** Source of jitter in [0, 1). Default Math.random. */
+  random?: () => number;
+  /** Interval of the periodic `report` event, ms. Default 60000. */
+  reportIntervalMs?: number;
+  /** How often the maintenance leader rescues expired leases and cleans up, ms. Default 1000. */
+  maintenanceIntervalMs?: number;
+  /** Safety poll for work from other processes, ms. Default: the store's (SQLite 100, PostgreSQL 5000). */
+  pollIntervalMs?: number;
+}
+
+/** Options after defaults and validation. */
+export interface ResolvedOptions {
+  name: string;
+  maxParallelism: number;
+  /** Fields the caller set explicitly; written to the store when the pool starts. */
+  explicit: { maxParallelism?: number; logLevel?: LogLevel };
+  retryActionsByDefault: boolean;
+  defaultRetryBehavior: RetryBehavior;
+  logLevel: LogLevel;
+  leaseMs: number;
+  actionTimeoutMs: number | null;
+  retentionMs: number;
+  logger: Logger;
+  clock: Clock;
+  random: () => number;
+  reportIntervalMs: number;
+  maintenanceIntervalMs: number;
+  pollIntervalMs: number | null;
+}
+
+/** Checks an integer option in [min, max]. */
+export function checkInt(field: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(field, `must be an integer from ${min} to ${max}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** Checks a finite number option >= min. */
+function checkNumber(field: string, value: unknown, min: number): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < min) {
+    throw new InvalidArgumentError(field, `must be a finite number >= ${min}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** Short printable form of a bad value for error messages. */
+export function describeValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? value.slice(0, 40) + "…" : value);
+  if (typeof value === "bigint") return `${value}n (a BigInt)`;
+  if (typeof value === "function") return "a function";
+  if (value !== null && typeof value === "object") return Array.isArray(value) ? "an array" : "an object";
+  return String(value);
+}
+
+/** Validates a max parallelism value. */
+export function checkMaxParallelism(field: string, value: unknown): number {
+  return checkInt(field, value, 0, MAX_PARALLELISM);
+}
+
+/** Validates a log level. */
+export function checkLogLevel(field: string, value: unknown): LogLevel {
+  if (typeof value !== "string" || !(LOG_LEVELS as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(field, `must be one of ${LOG_LEVELS.join(", ")}, got ${describeValue(value)}`);
+  }
+  return value as LogLevel;
+}
+
+/** Validates a retry behaviour: maxAttempts integer 1..1000, initialBackoffMs >= 0, base >= 1. */
+export function checkRetryBehavior(field: string, value: unknown): RetryBehavior {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidArgumentError(field, "must be an object { maxAttempts, initialBackoffMs, base }");
+  }
+  const v = value as Record<string, unknown>;
+  return {
+    maxAttempts: checkInt(`${field}.maxAttempts`, v.maxAttempts, 1, 1000),
+    initialBackoffMs: checkNumber(`${field}.initialBackoffMs`, v.initialBackoffMs, 0),
+    base: checkNumber(`${field}.base`, v.base, 1),
+  };
+}
+
+/** Validates a handler or pool name. */
+export function checkName(field: string, value: unknown, max = 100): string {
+  if (typeof value !== "string" || value.length === 0 || value.length > max || !/^[A-Za-z0-9_.:\-/]+$/.test(value)) {
+    throw new InvalidArgumentError(field, `must be 1 to ${max} characters of letters, digits and _ . : - /, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+function checkLogger(value: unknown): Logger {
+  const v = value as Record<string, unknown> | null;
+  if (typeof v !== "object" || v === null || !["debug", "info", "warn", "error"].every((m) => typeof v[m] === "function")) {
+    throw new InvalidArgumentError("logger", "must have debug, info, warn and error methods (console fits)");
+  }
+  return value as Logger;
+}
+
+function checkClock(value: unknown): Clock {
+  const v = value as Record<string, unknown> | null;
+  if (typeof v !== "object" || v === null || !["now", "setTimeout", "clearTimeout"].every((m) => typeof v[m] === "function")) {
+    throw new InvalidArgumentError("clock", "must have now, setTimeout and clearTimeout methods");
+  }
+  return value as Clock;
+}
+
+/** Applies defaults to and validates the pool options. */
+export function resolveOptions(options: WorkpoolOptions | undefined): ResolvedOptions {
+  if (options !== undefined && (typeof options !== "object" || options === null)) {
+    throw new InvalidArgumentError("options", "must be an object");
+  }
+  const o = options ?? {};
+  const explicit: ResolvedOptions["explicit"] = {};
+  if (o.maxParallelism !== undefined) explicit.maxParallelism = checkMaxParallelism("maxParallelism", o.maxParallelism);
+  if (o.logLevel !== undefined) explicit.logLevel = checkLogLevel("logLevel", o.logLevel);
+  if (o.retryActionsByDefault !== undefined && typeof o.retryActionsByDefault !== "boolean") {
+    throw new InvalidArgumentError("retryActionsByDefault", `must be a boolean, got ${describeValue(o.retryActionsByDefault)}`);
+  }
+  if (o.random !== undefined && typeof o.random !== "function") {
+    throw new InvalidArgumentError("random", "must be a function returning a number in [0, 1)");
+  }
+  return {
+    name: o.name === undefined ? "default" : checkName("name", o.name),
+    maxParallelism: explicit.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
+    explicit,
+    retryActionsByDefault: o.retryActionsByDefault ?? false,
+    defaultRetryBehavior:
+      o.defaultRetryBehavior === undefined ? { ...DEFAULT_RETRY_BEHAVIOR } : checkRetryBehavior("defaultRetryBehavior", o.defaultRetryBehavior),
+    logLevel: explicit.logLevel ?? "REPORT",
+    leaseMs: o.leaseMs === undefined ? 30_000 : checkInt("leaseMs", o.leaseMs, 100, DAY),
+    actionTimeoutMs: o.actionTimeoutMs === undefined ? null : checkInt("actionTimeoutMs", o.actionTimeoutMs, 1, 7 * DAY),
+    retentionMs: o.retentionMs === undefined ? DAY : checkInt("retentionMs", o.retentionMs, 0, 10 * 365 * DAY),
+    logger: o.logger === undefined ? console : checkLogger(o.logger),
+    clock: o.clock === undefined ? systemClock : checkClock(o.clock),
+    random: o.random ?? Math.random,
+    reportIntervalMs: o.reportIntervalMs === undefined ? MINUTE : checkInt("reportIntervalMs", o.reportIntervalMs, 100, DAY),
+    maintenanceIntervalMs:
+      o.maintenanceIntervalMs === undefined ? SECOND : checkInt("maintenanceIntervalMs", o.maintenanceIntervalMs, 10, HOUR),
+    pollIntervalMs: o.pollIntervalMs === undefined ? null : checkInt("pollIntervalMs", o.pollIntervalMs, 1, HOUR),
+  };
+}
+
+/** Options of `configure()`: stored in the database, obeyed by every worker from its next claim. */
+export interface ConfigureOptions {
+  /** Integer 0..10000; 0 pauses the pool. */
+  maxParallelism?: number;
+  /** New log level for every process of the pool. */
+  logLevel?: LogLevel;
+}
+
+/** Validates `configure()` input. */
+export function checkConfigure(options: unknown): ConfigureOptions {
+  if (typeof options !== "object" || options === null) throw new InvalidArgumentError("options", "must be an object { maxParallelism?, logLevel? }");
+  const o = options as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (key !== "maxParallelism" && key !== "logLevel") {
+      throw new InvalidArgumentError(key, "is not a runtime option; configure() accepts maxParallelism and logLevel");
+    }
+  }
+  const out: ConfigureOptions = {};
+  if (o.maxParallelism !== undefined) out.maxParallelism = checkMaxParallelism("maxParallelism", o.maxParallelism);
+  if (o.logLevel !== undefined) out.logLevel = checkLogLevel("logLevel", o.logLevel);
+  return out;
+}
