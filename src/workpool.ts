@@ -76,6 +76,7 @@ export class Workpool<Tx = unknown> {
   private readonly rt: PoolRuntime<Tx>;
   private readonly worker: Worker<Tx>;
   private readyPromise: Promise<void> | null = null;
+  private poolReady: Promise<void> | null = null;
 
   constructor(store: Store<Tx>, options?: WorkpoolOptions) {
     const driver = (store as Partial<Store<Tx>> | null)?.[DRIVER];
@@ -213,10 +214,23 @@ export class Workpool<Tx = unknown> {
     return this.readyPromise;
   }
 
-  private async readyPool(): Promise<void> {
-    await this.ready();
-    const config = await this.driver.ensurePool(this.name, { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel }, this.opts.explicit);
-    this.logger.level = config.logLevel;
+  /**
+   * Once per instance: writes the pool's config if the store has none, and applies the
+   * options the application set explicitly in the constructor. Later changes come from
+   * configure(), in any process, and are not overwritten again by this instance.
+   */
+  private readyPool(): Promise<void> {
+    if (!this.poolReady) {
+      this.poolReady = (async () => {
+        await this.ready();
+        const config = await this.driver.ensurePool(this.name, { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel }, this.opts.explicit);
+        this.logger.level = config.logLevel;
+      })().catch((e: unknown) => {
+        this.poolReady = null;
+        throw e;
+      });
+    }
+    return this.poolReady;
   }
 
   /** The status of one work id. Throws for malformed ids and for ids this pool never had. */
@@ -292,7 +306,7 @@ export class Workpool<Tx = unknown> {
    */
   async configure(options: ConfigureOptions): Promise<void> {
     const patch = checkConfigure(options);
-    await this.ready();
+    await this.readyPool();
     const config = await this.driver.ensurePool(this.name, { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel }, patch);
     this.logger.level = config.logLevel;
     this.worker.wake();

@@ -1,0 +1,108 @@
+/**
+ * Guarantee 6: cancel of pending work (also work waiting to retry) and of running work;
+ * cancelAll.
+ */
+import { describe, expect, test } from "vitest";
+import type { StoreHarness } from "./harness.js";
+import { aborted, nextEvent, useTestContext } from "./context.js";
+
+export function defineCancelTests<Tx>(harness: StoreHarness<Tx>): void {
+  describe("cancel", () => {
+    const ctx = useTestContext(harness);
+
+    test("pending work finishes canceled at once and never runs", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      let ran = false;
+      const a = pool.defineAction("a", () => {
+        ran = true;
+      });
+      const id = await pool.enqueueAction(a, {}, { runAfter: 1000 });
+      await pool.cancel(id);
+      expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "canceled" } });
+      t.clock.advance(2000);
+      expect((await pool.runOnce()).claimed).toBe(0);
+      expect(ran).toBe(false);
+    });
+
+    test("work waiting to retry finishes canceled", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      const f = pool.defineAction("f", () => {
+        throw new Error("x");
+      });
+      const id = await pool.enqueueAction(f, {}, { retry: true });
+      await pool.runOnce();
+      expect(await pool.status(id)).toEqual({ state: "pending", previousAttempts: 1 });
+      await pool.cancel(id);
+      expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "canceled" } });
+    });
+
+    test("running work gets its signal aborted, finishes canceled and is never retried", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      let calls = 0;
+      const slow = pool.defineAction("slow", async (c) => {
+        calls++;
+        await aborted(c.signal);
+        throw new Error("aborted by signal");
+      });
+      const id = await pool.enqueueAction(slow, {}, { retry: true });
+      const started = nextEvent(pool, "started");
+      const step = pool.runOnce();
+      await started;
+      await pool.cancel(id);
+      await step;
+      expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "canceled" } });
+      t.clock.advance(3_600_000);
+      await pool.runOnce();
+      expect(calls).toBe(1);
+    });
+
+    test("a cancel from another process reaches the running attempt through its heartbeat", async () => {
+      const t = await ctx();
+      const worker = t.pool({ leaseMs: 3000 });
+      const other = t.pool();
+      const reasons: unknown[] = [];
+      const slow = worker.defineAction("slow", async (c) => {
+        reasons.push(await aborted(c.signal));
+        return "ignored";
+      });
+      const id = await worker.enqueueAction(slow, {});
+      const started = nextEvent(worker, "started");
+      const step = worker.runOnce();
+      await started;
+      await other.cancel(id);
+      expect(await other.status(id)).toEqual({ state: "running", previousAttempts: 0 });
+      t.clock.advance(1000); // heartbeat interval = leaseMs / 3
+      await step;
+      expect(reasons).toHaveLength(1);
+      expect(await other.status(id)).toEqual({ state: "finished", result: { kind: "canceled" } });
+    });
+
+    test("cancelAll cancels everything enqueued before the call, not what comes after", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      const a = pool.defineAction("a", () => 1);
+      const ids = await pool.enqueueActionBatch(a, [1, 2, 3], { runAfter: 10 });
+      const old = await pool.enqueueAction(a, {}, { runAfter: 10 });
+      t.clock.advance(1);
+      expect(await pool.cancelAll({ before: t.clock.now() })).toBe(4);
+      const fresh = await pool.enqueueAction(a, {});
+      expect((await pool.statusBatch([...ids, old])).every((s) => s.state === "finished" && s.result?.kind === "canceled")).toBe(true);
+      expect(await pool.status(fresh)).toEqual({ state: "pending", previousAttempts: 0 });
+      expect(await pool.cancelAll()).toBe(1);
+      expect(await pool.cancelAll()).toBe(0);
+    });
+
+    test("canceling finished work changes nothing", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      const a = pool.defineAction("a", () => "v");
+      const id = await pool.enqueueAction(a, {});
+      await pool.runOnce();
+      await pool.cancel(id);
+      expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: "v" } });
+    });
+  });
+}

@@ -1,0 +1,33 @@
+/**
+ * What the conformance suite needs from each store: a fresh, isolated store per test and
+ * a few app-table helpers written in that store's SQL. Each driver's *.test.ts supplies one.
+ */
+import type { Store } from "../../src/index.js";
+
+/** A fresh store plus how to dispose of it. */
+export interface HarnessStore<Tx> {
+  store: Store<Tx>;
+  /** Stops using and deletes what create() made. */
+  dispose(): Promise<void>;
+}
+
+/** Per-driver hooks for the shared suite. */
+export interface StoreHarness<Tx> {
+  /** Name shown in test titles ("sqlite", "postgres"). */
+  name: string;
+  /** A new, empty store (own file or schema) for one test. */
+  create(): Promise<HarnessStore<Tx>>;
+  /**
+   * Runs `fn` in a transaction on a connection the application owns (not the store's),
+   * then commits, or rolls back if `rollback` is set. For SQLite, `fn` runs synchronously
+   * inside db.transaction(); for PostgreSQL inside BEGIN on a pg client. Resolves after
+   * the transaction ended and the value `fn` returned (often a promise) has settled.
+   */
+  inAppTransaction(h: HarnessStore<Tx>, fn: (tx: Tx) => unknown, rollback: boolean): Promise<void>;
+  /** Creates the app table `app_rows (k TEXT PRIMARY KEY)` (with the store's own connection). */
+  createAppTable(h: HarnessStore<Tx>): Promise<void>;
+  /** Inserts `k` into app_rows using the transaction handle given to a handler. */
+  insertAppRow(tx: Tx, k: string): unknown;
+  /** Number of rows in app_rows. */
+  countAppRows(h: HarnessStore<Tx>): Promise<number>;
+}

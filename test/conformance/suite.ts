@@ -1,0 +1,28 @@
+/**
+ * The driver conformance suite: every store runs these same tests. Each topic lives in
+ * its own file; a driver's *.test.ts calls defineConformanceSuite with its harness.
+ */
+import { describe } from "vitest";
+import type { StoreHarness } from "./harness.js";
+import { defineEnqueueRunTests } from "./enqueue-run.js";
+import { defineParallelismTests } from "./parallelism.js";
+import { defineRetryTests } from "./retry.js";
+import { defineOnCompleteTests } from "./on-complete.js";
+import { defineCancelTests } from "./cancel.js";
+import { defineRecoveryTests } from "./recovery.js";
+import { defineValidationTests } from "./validation.js";
+import { defineEventsRetentionTests } from "./events-retention.js";
+
+/** Registers the whole suite for one store. */
+export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
+  describe(`conformance: ${harness.name}`, () => {
+    defineEnqueueRunTests(harness);
+    defineParallelismTests(harness);
+    defineRetryTests(harness);
+    defineOnCompleteTests(harness);
+    defineCancelTests(harness);
+    defineRecoveryTests(harness);
+    defineValidationTests(harness);
+    defineEventsRetentionTests(harness);
+  });
+}

@@ -1,0 +1,121 @@
+/**
+ * Bad input: rejected before anything is written, with an error naming the field and
+ * the allowed values.
+ */
+import { describe, expect, test } from "vitest";
+import { InvalidArgumentError, Workpool } from "../../src/index.js";
+import type { StoreHarness } from "./harness.js";
+import { useTestContext } from "./context.js";
+
+export function defineValidationTests<Tx>(harness: StoreHarness<Tx>): void {
+  describe("bad input", () => {
+    const ctx = useTestContext(harness);
+
+    test("pool options out of range are rejected with the option's name", async () => {
+      const t = await ctx();
+      const bad: [Record<string, unknown>, RegExp][] = [
+        [{ maxParallelism: -1 }, /maxParallelism: must be an integer from 0 to 10000, got -1/],
+        [{ maxParallelism: 10_001 }, /maxParallelism: must be an integer from 0 to 10000/],
+        [{ maxParallelism: 2.5 }, /maxParallelism/],
+        [{ maxParallelism: "10" }, /maxParallelism: .* got "10"/],
+        [{ logLevel: "VERBOSE" }, /logLevel: must be one of DEBUG, TRACE, INFO, REPORT, WARN, ERROR/],
+        [{ defaultRetryBehavior: { maxAttempts: 0, initialBackoffMs: 1, base: 2 } }, /defaultRetryBehavior.maxAttempts: must be an integer from 1/],
+        [{ defaultRetryBehavior: { maxAttempts: 1, initialBackoffMs: -1, base: 2 } }, /defaultRetryBehavior.initialBackoffMs: must be a finite number >= 0/],
+        [{ defaultRetryBehavior: { maxAttempts: 1, initialBackoffMs: 1, base: 0.5 } }, /defaultRetryBehavior.base: must be a finite number >= 1/],
+        [{ leaseMs: 0 }, /leaseMs: must be an integer from 100/],
+        [{ name: "" }, /name: must be 1 to 100 characters/],
+        [{ name: "a b" }, /name:/],
+        [{ retentionMs: -5 }, /retentionMs/],
+        [{ actionTimeoutMs: Infinity }, /actionTimeoutMs/],
+        [{ logger: {} }, /logger: must have debug, info, warn and error/],
+      ];
+      for (const [options, message] of bad) {
+        expect(() => new Workpool(t.h.store, options as never), JSON.stringify(options)).toThrow(message);
+      }
+      expect(() => new Workpool({} as never)).toThrow(/store: must be a store/);
+    });
+
+    test("a handler name defined twice is rejected", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      pool.defineAction("send", () => 1);
+      expect(() => pool.defineAction("send", () => 2)).toThrow(/"send" is already defined \(as a action\)|"send" is already defined/);
+      expect(() => pool.defineMutation("send", () => 2)).toThrow(InvalidArgumentError);
+      expect(() => pool.defineOnComplete("", () => undefined)).toThrow(/defineOnComplete\(name\)/);
+      expect(() => pool.defineAction("x", "not a function" as never)).toThrow(/must be a function/);
+    });
+
+    test("enqueue rejects bad options and payloads and writes nothing", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      const a = pool.defineAction("a", (_c, _args: unknown) => 1);
+      const m = pool.defineMutation("m", (_c, _args: unknown) => 1);
+      const oc = pool.defineOnComplete("oc", () => undefined);
+      const other = new Workpool(t.h.store, { name: "other" }).defineAction("a", () => 1);
+      const cycle: Record<string, unknown> = {};
+      cycle.self = cycle;
+      const cases: [() => Promise<unknown>, RegExp][] = [
+        [() => pool.enqueueAction(a, {}, { runAt: 1, runAfter: 1 }), /runAt: give runAt .* not both/],
+        [() => pool.enqueueAction(a, {}, { runAt: NaN }), /runAt: must be a finite number/],
+        [() => pool.enqueueAction(a, {}, { runAfter: Infinity }), /runAfter: must be a finite number/],
+        [() => pool.enqueueAction(a, {}, { retry: { maxAttempts: 0, initialBackoffMs: 1, base: 2 } }), /retry.maxAttempts: must be an integer from 1/],
+        [() => pool.enqueueAction(a, {}, { retry: { maxAttempts: 2, initialBackoffMs: -1, base: 2 } }), /retry.initialBackoffMs/],
+        [() => pool.enqueueAction(a, {}, { retry: { maxAttempts: 2, initialBackoffMs: 1, base: 0 } }), /retry.base: must be a finite number >= 1/],
+        [() => pool.enqueueAction(a, {}, { retry: "yes" as never }), /retry: must be a boolean/],
+        [() => pool.enqueueMutation(m, {}, { retry: true } as never), /retry: is not an option of enqueueMutation \(mutations run once/],
+        [() => pool.enqueueMutation(m, {}, { timeoutMs: 5 } as never), /timeoutMs: is not an option of enqueueMutation/],
+        [() => pool.enqueueAction(a, () => 1), /args: a function is not JSON/],
+        [() => pool.enqueueAction(a, { n: 10n }), /args.n: a BigInt is not JSON/],
+        [() => pool.enqueueAction(a, cycle), /args.self: is a cycle/],
+        [() => pool.enqueueAction(a, undefined), /args: undefined is not JSON/],
+        [() => pool.enqueueAction(a, { when: new Date() }), /args.when: a Date is not plain JSON/],
+        [() => pool.enqueueAction(a, { n: NaN }), /args.n: NaN is not JSON/],
+        [() => pool.enqueueAction(a, [1, undefined]), /args\[1\]: undefined/],
+        [() => pool.enqueueAction(a, { big: "x".repeat(1024 * 1024 + 1) }), /args: is \d+ bytes as JSON; the limit is 1048576 bytes/],
+        [() => pool.enqueueAction(a, {}, { onComplete: oc, context: { f: () => 1 } }), /context.f: a function is not JSON/],
+        [() => pool.enqueueAction(a, {}, { context: { a: 1 } }), /context: is only delivered to onComplete/],
+        [() => pool.enqueueAction(m as never, {}), /handle: is a mutation handle \("m"\); expected a action handle|handle: is a mutation handle/],
+        [() => pool.enqueueAction(other, {}), /handle: must be a handle returned by this pool's defineAction\(\) \(it belongs to pool "other"\)/],
+        [() => pool.enqueueAction(a, {}, { onComplete: a as never }), /onComplete: is a action handle|onComplete:/],
+        [() => pool.enqueueAction(a, {}, { timeoutMs: 0 }), /timeoutMs: must be an integer from 1/],
+        [() => pool.enqueueAction(a, {}, { bogus: 1 } as never), /bogus: is not an option of enqueueAction/],
+        [() => pool.enqueueActionBatch(a, "abc" as never), /argsArray: must be an array/],
+        [() => pool.enqueueActionBatch(a, [1, { x: () => 2 }]), /argsArray\[1\].x: a function is not JSON/],
+        [() => pool.enqueueAction(a, {}, { name: "" }), /name: must be 1 to 200 characters/],
+        [() => pool.cancelAll({ before: NaN }), /before: must be a finite epoch time/],
+        [() => pool.cancel(42 as never), /id: is not a work id/],
+        [() => pool.stop({ timeoutMs: -1 }), /timeoutMs: must be an integer from 0/],
+      ];
+      for (const [call, message] of cases) {
+        let error: unknown;
+        try {
+          await call();
+        } catch (e) {
+          error = e;
+        }
+        expect(error, String(message)).toBeInstanceOf(InvalidArgumentError);
+        expect((error as Error).message, String(message)).toMatch(message);
+      }
+      const counts = await t.driver.counts(pool.name, t.clock.now());
+      expect(counts.pending + counts.running).toBe(0);
+    });
+
+    test("scheduled times are clamped like boundScheduledTime, and logged", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      const a = pool.defineAction("a", () => 1);
+      const year = 365 * 24 * 3600 * 1000;
+      const past = await pool.enqueueAction(a, {}, { runAt: t.clock.now() - 2 * year });
+      const future = await pool.enqueueAction(a, {}, { runAt: t.clock.now() + 5 * year });
+      expect(t.logger.matching("more than a year in the past")).toHaveLength(1);
+      expect(t.logger.matching("more than four years ahead")).toHaveLength(1);
+      expect((await pool.runOnce()).claimed).toBe(1);
+      expect((await pool.status(past)).state).toBe("finished");
+      t.clock.advance(year - 1);
+      expect((await pool.runOnce()).claimed).toBe(0);
+      t.clock.advance(1);
+      expect((await pool.runOnce()).claimed).toBe(1);
+      expect((await pool.status(future)).state).toBe("finished");
+    });
+  });
+}
