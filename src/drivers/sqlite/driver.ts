@@ -260,6 +260,10 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     return this.write(() => this.stmts.deleteFinished.run(pool, before, limit).changes);
   }
 
+  deleteFinishedWork(pool: string, ids: readonly string[]): Promise<string[]> {
+    return this.write(() => (this.stmts.deleteFinishedWork.all(pool, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id));
+  }
+
   readStats(pool: string): Promise<PoolStats> {
     return this.read(
       () => (this.stmts.readStats.get(pool) as PoolStats | undefined) ?? { completed: 0, succeeded: 0, failed: 0, retries: 0, canceled: 0 },

@@ -57,6 +57,9 @@ const SQL = {
     SELECT id FROM workpool_work
     WHERE pool = ? AND state = 'finished' AND finished_at < ? AND oc_state <> 'pending'
     ORDER BY finished_at LIMIT ?)`,
+  deleteFinishedWork: `DELETE FROM workpool_work
+    WHERE pool = ? AND id IN (SELECT value FROM json_each(?)) AND state = 'finished' AND oc_state <> 'pending'
+    RETURNING id`,
   countPending: `SELECT count(*) AS n, coalesce(sum(run_at <= ?), 0) AS due FROM workpool_work WHERE pool = ? AND state = 'pending'`,
 } as const;
 
