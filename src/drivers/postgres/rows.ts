@@ -1,0 +1,126 @@
+/**
+ * Mapping between PostgreSQL rows and the driver's types. node-postgres returns BIGINT
+ * as a string (it may not fit a JS number); every BIGINT here is an epoch-ms time or a
+ * counter well below 2^53, so Number() is exact.
+ */
+import type { NewWork, OnCompleteState, PoolConfig, PoolStats, WorkRow } from "../../driver/driver.js";
+import type { LogLevel } from "../../events.js";
+import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
+
+/** A BIGINT as node-postgres returns it. */
+type BigIntText = string | number;
+
+/** A row of the work table as node-postgres returns it. */
+export interface PgWorkRow {
+  id: string;
+  pool: string;
+  kind: string;
+  fn_name: string;
+  name: string | null;
+  args: string;
+  state: string;
+  run_at: BigIntText;
+  enqueued_at: BigIntText;
+  attempt: number;
+  retry: string | null;
+  timeout_ms: BigIntText | null;
+  on_complete: string | null;
+  context: string | null;
+  cancel_requested: boolean;
+  worker_id: string | null;
+  lease_until: BigIntText | null;
+  started_at: BigIntText | null;
+  result: string | null;
+  finished_at: BigIntText | null;
+  oc_state: string;
+  oc_attempts: number;
+  oc_run_at: BigIntText | null;
+  oc_error: string | null;
+}
+
+/** A row of the pools table. */
+export interface PgPoolRow {
+  max_parallelism: number;
+  log_level: string;
+}
+
+/** A row of summed stats. */
+export interface PgStatsRow {
+  completed: BigIntText;
+  succeeded: BigIntText;
+  failed: BigIntText;
+  retries: BigIntText;
+  canceled: BigIntText;
+}
+
+function num(v: BigIntText): number {
+  return typeof v === "number" ? v : Number(v);
+}
+
+function numOrNull(v: BigIntText | null): number | null {
+  return v === null ? null : num(v);
+}
+
+/** Converts a stored work row. */
+export function toWorkRow(r: PgWorkRow): WorkRow {
+  return {
+    id: r.id,
+    pool: r.pool,
+    kind: r.kind as WorkKind,
+    fnName: r.fn_name,
+    name: r.name,
+    args: r.args,
+    state: r.state as WorkState,
+    runAt: num(r.run_at),
+    enqueuedAt: num(r.enqueued_at),
+    attempt: r.attempt,
+    retry: r.retry === null ? null : (JSON.parse(r.retry) as RetryBehavior),
+    timeoutMs: numOrNull(r.timeout_ms),
+    onComplete: r.on_complete,
+    context: r.context,
+    cancelRequested: r.cancel_requested,
+    workerId: r.worker_id,
+    leaseUntil: numOrNull(r.lease_until),
+    startedAt: numOrNull(r.started_at),
+    result: r.result,
+    finishedAt: numOrNull(r.finished_at),
+    ocState: r.oc_state as OnCompleteState,
+    ocAttempts: r.oc_attempts,
+    ocRunAt: numOrNull(r.oc_run_at),
+    ocError: r.oc_error,
+  };
+}
+
+/** Orders claimed rows as the claim query picked them: by run_at, then id. */
+export function byRunAtThenId(a: WorkRow, b: WorkRow): number {
+  return a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** The insert statement's parameters for a batch: one array per column (for unnest). */
+export function insertArrays(rows: readonly NewWork[]): unknown[] {
+  return [
+    rows.map((w) => w.id),
+    rows.map((w) => w.pool),
+    rows.map((w) => w.kind),
+    rows.map((w) => w.fnName),
+    rows.map((w) => w.name),
+    rows.map((w) => w.args),
+    rows.map((w) => w.runAt),
+    rows.map((w) => w.enqueuedAt),
+    rows.map((w) => (w.retry === null ? null : JSON.stringify(w.retry))),
+    rows.map((w) => w.timeoutMs),
+    rows.map((w) => w.onComplete),
+    rows.map((w) => w.context),
+  ];
+}
+
+/** Converts a pool row. */
+export function toPoolConfig(r: PgPoolRow): PoolConfig {
+  return { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel };
+}
+
+/** Converts summed stats. */
+export function toPoolStats(r: PgStatsRow | undefined): PoolStats {
+  if (!r) return { completed: 0, succeeded: 0, failed: 0, retries: 0, canceled: 0 };
+  return { completed: num(r.completed), succeeded: num(r.succeeded), failed: num(r.failed), retries: num(r.retries), canceled: num(r.canceled) };
+}

@@ -1,0 +1,210 @@
+/**
+ * Every SQL statement the PostgreSQL driver runs, built once per schema.
+ *
+ * - Each statement has a name derived from its text, so node-postgres prepares it once
+ *   per connection (PostgreSQL parses and plans it once) and two stores with different
+ *   schemas on one pg.Pool never collide.
+ * - Lists travel as arrays: `= ANY($1::text[])` for ids, `unnest($1::text[], ...)` for
+ *   rows, so a batch of any size is one statement and one round trip.
+ * - Columns are listed explicitly (no `*`), so a prepared plan never changes shape.
+ * - Statements that make work pending (insert, reschedule, release) send `pg_notify` in
+ *   the same statement: the notification is delivered when, and only if, the
+ *   transaction commits.
+ */
+import { createHash } from "node:crypto";
+import { quoteIdent } from "./names.js";
+
+/** A named SQL statement. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** Columns of the work table, in the order rows.ts reads them. */
+export const WORK_COLUMNS = [
+  "id",
+  "pool",
+  "kind",
+  "fn_name",
+  "name",
+  "args",
+  "state",
+  "run_at",
+  "enqueued_at",
+  "attempt",
+  "retry",
+  "timeout_ms",
+  "on_complete",
+  "context",
+  "cancel_requested",
+  "worker_id",
+  "lease_until",
+  "started_at",
+  "result",
+  "finished_at",
+  "oc_state",
+  "oc_attempts",
+  "oc_run_at",
+  "oc_error",
+] as const;
+
+/** How many stats rows a pool's counters are spread over (see the migration). */
+export const STATS_SHARDS = 16;
+
+function sql(schema: string) {
+  const s = quoteIdent(schema);
+  const work = `${s}.work`;
+  const cols = WORK_COLUMNS.join(", ");
+  const wcols = WORK_COLUMNS.map((c) => `w.${c}`).join(", ");
+  return {
+    insertWork: `WITH ins AS (
+      INSERT INTO ${work} (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context)
+      SELECT t.id, t.pool, t.kind, t.fn_name, t.name, t.args, 'pending', t.run_at, t.enqueued_at, t.retry, t.timeout_ms, t.on_complete, t.context
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
+                  $9::text[], $10::bigint[], $11::text[], $12::text[])
+        AS t(id, pool, kind, fn_name, name, args, run_at, enqueued_at, retry, timeout_ms, on_complete, context)
+      RETURNING pool)
+    SELECT pg_notify($13::text, p.pool) FROM (SELECT DISTINCT pool FROM ins) p`,
+
+    // $1 pool, $2/$3 seed, $4/$5 overrides (null: keep the stored value).
+    upsertPool: `INSERT INTO ${s}.pools AS p (name, max_parallelism, log_level)
+      VALUES ($1::text, coalesce($4::int, $2::int), coalesce($5::text, $3::text))
+      ON CONFLICT (name) DO UPDATE SET
+        max_parallelism = coalesce($4::int, p.max_parallelism),
+        log_level = coalesce($5::text, p.log_level)
+      RETURNING max_parallelism, log_level`,
+    readPool: `SELECT max_parallelism, log_level FROM ${s}.pools WHERE name = $1::text`,
+    lockPool: `SELECT max_parallelism, log_level FROM ${s}.pools WHERE name = $1::text FOR UPDATE`,
+    notify: `SELECT pg_notify($1::text, $2::text)`,
+
+    // Runs after lockPool in the same transaction, so its snapshot is taken once every
+    // earlier claim of the pool has committed: the running count is exact or too high
+    // (finishes commit without the pool lock), never too low.
+    // $1 pool, $2 worker, $3 now, $4 lease_until, $5 limit, $6 max_parallelism.
+    claim: `WITH running AS (
+      SELECT count(*)::int AS n FROM ${work} WHERE pool = $1::text AND state = 'running'
+    ), picked AS (
+      SELECT id FROM ${work}
+      WHERE pool = $1::text AND state = 'pending' AND run_at <= $3::bigint
+      ORDER BY run_at, id
+      LIMIT greatest(0, least($5::int, $6::int - (SELECT n FROM running)))
+      FOR UPDATE SKIP LOCKED
+    ), claimed AS (
+      UPDATE ${work} w
+      SET state = 'running', attempt = w.attempt + 1, worker_id = $2::text, lease_until = $4::bigint, started_at = $3::bigint
+      FROM picked p WHERE w.id = p.id
+      RETURNING ${wcols}
+    ), summary AS (
+      SELECT (SELECT n FROM running) AS running_count,
+             (SELECT min(run_at) FROM ${work}
+              WHERE pool = $1::text AND state = 'pending' AND id NOT IN (SELECT id FROM picked)) AS next_run_at
+    )
+    SELECT summary.running_count, summary.next_run_at, claimed.* FROM summary LEFT JOIN claimed ON true`,
+
+    // Renews leases still held by this worker on this attempt. Rows locked by another
+    // transaction (this worker's own mutation, a commit of results) are skipped rather
+    // than waited for; they are reported as held, not lost. $1 pool, $2 ids, $3 attempts,
+    // $4 worker, $5 lease_until.
+    heartbeat: `WITH refs AS (
+      SELECT r.id, r.attempt FROM unnest($2::text[], $3::int[]) AS r(id, attempt)
+    ), mine AS (
+      SELECT w.id, w.cancel_requested FROM ${work} w JOIN refs r ON r.id = w.id AND r.attempt = w.attempt
+      WHERE w.pool = $1::text AND w.state = 'running' AND w.worker_id = $4::text
+    ), renewed AS (
+      UPDATE ${work} w SET lease_until = $5::bigint
+      FROM refs r
+      WHERE w.id = r.id AND w.attempt = r.attempt AND w.state = 'running' AND w.worker_id = $4::text
+        AND w.id IN (SELECT id FROM ${work} WHERE id IN (SELECT id FROM mine) FOR UPDATE SKIP LOCKED)
+      RETURNING w.id
+    )
+    SELECT m.id, m.cancel_requested FROM mine m`,
+
+    readWork: `SELECT ${cols} FROM ${work} WHERE pool = $1::text AND id = ANY($2::text[])`,
+    // Locks in id order, so transactions locking overlapping sets cannot deadlock.
+    lockWork: `SELECT ${cols} FROM ${work} WHERE pool = $1::text AND id = ANY($2::text[]) ORDER BY id FOR UPDATE`,
+    // Maintenance never waits: a row locked by someone else is being written right now.
+    lockExpired: `SELECT ${cols} FROM ${work}
+      WHERE pool = $1::text AND state = 'running' AND lease_until < $2::bigint
+      ORDER BY lease_until LIMIT $3::int FOR UPDATE SKIP LOCKED`,
+    lockOnCompleteDue: `SELECT ${cols} FROM ${work}
+      WHERE pool = $1::text AND oc_state = 'pending' AND oc_run_at <= $2::bigint
+      ORDER BY oc_run_at LIMIT $3::int FOR UPDATE SKIP LOCKED`,
+
+    listCancelable: `SELECT id FROM (
+        (SELECT id, 0 AS k FROM ${work} WHERE pool = $1::text AND state = 'pending' AND enqueued_at < $2::bigint ORDER BY id LIMIT $3::int)
+        UNION ALL
+        (SELECT id, 1 AS k FROM ${work}
+         WHERE pool = $1::text AND state = 'running' AND NOT cancel_requested AND enqueued_at < $2::bigint ORDER BY id LIMIT $3::int)
+      ) c ORDER BY k, id LIMIT $3::int`,
+
+    finish: `UPDATE ${work} w
+      SET state = 'finished', result = u.result, finished_at = u.finished_at, oc_state = u.oc_state,
+          oc_run_at = CASE WHEN u.oc_state = 'pending' THEN u.finished_at ELSE NULL END,
+          worker_id = NULL, lease_until = NULL
+      FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS u(id, result, finished_at, oc_state)
+      WHERE w.id = u.id`,
+    reschedule: `WITH upd AS (
+      UPDATE ${work} w SET state = 'pending', run_at = u.run_at, worker_id = NULL, lease_until = NULL
+      FROM unnest($1::text[], $2::bigint[]) AS u(id, run_at)
+      WHERE w.id = u.id
+      RETURNING w.pool)
+    SELECT pg_notify($3::text, p.pool) FROM (SELECT DISTINCT pool FROM upd) p`,
+    release: `WITH upd AS (
+      UPDATE ${work} w SET state = 'pending', attempt = w.attempt - 1, run_at = $3::bigint, worker_id = NULL, lease_until = NULL
+      FROM unnest($1::text[], $2::int[]) AS u(id, attempt)
+      WHERE w.id = u.id AND w.attempt = u.attempt AND w.state = 'running'
+      RETURNING w.pool)
+    SELECT pg_notify($4::text, p.pool) FROM (SELECT DISTINCT pool FROM upd) p`,
+    requestCancel: `UPDATE ${work} SET cancel_requested = TRUE WHERE id = ANY($1::text[])`,
+    updateOnComplete: `UPDATE ${work} w
+      SET oc_state = u.oc_state, oc_attempts = u.oc_attempts, oc_run_at = u.oc_run_at, oc_error = u.oc_error
+      FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[], $5::text[]) AS u(id, oc_state, oc_attempts, oc_run_at, oc_error)
+      WHERE w.id = u.id`,
+
+    // The shard is picked by connection: concurrent transactions use different rows.
+    addStats: `INSERT INTO ${s}.stats AS t (pool, shard, completed, succeeded, failed, retries, canceled)
+      VALUES ($1::text, pg_backend_pid() % ${STATS_SHARDS}, $2::bigint, $3::bigint, $4::bigint, $5::bigint, $6::bigint)
+      ON CONFLICT (pool, shard) DO UPDATE SET
+        completed = t.completed + excluded.completed, succeeded = t.succeeded + excluded.succeeded,
+        failed = t.failed + excluded.failed, retries = t.retries + excluded.retries, canceled = t.canceled + excluded.canceled`,
+    readStats: `SELECT coalesce(sum(completed), 0)::bigint AS completed, coalesce(sum(succeeded), 0)::bigint AS succeeded,
+        coalesce(sum(failed), 0)::bigint AS failed, coalesce(sum(retries), 0)::bigint AS retries,
+        coalesce(sum(canceled), 0)::bigint AS canceled
+      FROM ${s}.stats WHERE pool = $1::text`,
+
+    acquireLeader: `INSERT INTO ${s}.leaders AS l (pool, worker_id, expires_at) VALUES ($1::text, $2::text, $3::bigint)
+      ON CONFLICT (pool) DO UPDATE SET worker_id = excluded.worker_id, expires_at = excluded.expires_at
+      WHERE l.worker_id = excluded.worker_id OR l.expires_at < $4::bigint
+      RETURNING worker_id`,
+    releaseLeader: `DELETE FROM ${s}.leaders WHERE pool = $1::text AND worker_id = $2::text`,
+
+    deleteFinished: `DELETE FROM ${work} WHERE id IN (
+      SELECT id FROM ${work}
+      WHERE pool = $1::text AND state = 'finished' AND finished_at < $2::bigint AND oc_state <> 'pending'
+      ORDER BY finished_at LIMIT $3::int FOR UPDATE SKIP LOCKED)`,
+    counts: `SELECT count(*) FILTER (WHERE state = 'pending')::int AS pending,
+        count(*) FILTER (WHERE state = 'pending' AND run_at <= $2::bigint)::int AS due,
+        count(*) FILTER (WHERE state = 'running')::int AS running
+      FROM ${work} WHERE pool = $1::text AND state IN ('pending', 'running')`,
+  };
+}
+
+/** The statements of one schema, by name. */
+export type Statements = { readonly [K in keyof ReturnType<typeof sql>]: Statement };
+
+const cache = new Map<string, Statements>();
+
+/** Statements for `schema`, built once per process. */
+export function statementsFor(schema: string): Statements {
+  let stmts = cache.get(schema);
+  if (!stmts) {
+    const texts = sql(schema);
+    const built: Record<string, Statement> = {};
+    for (const [key, text] of Object.entries(texts)) {
+      built[key] = { name: `workpool_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`, text };
+    }
+    stmts = built as Statements;
+    cache.set(schema, stmts);
+  }
+  return stmts;
+}

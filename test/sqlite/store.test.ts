@@ -1,0 +1,66 @@
+/**
+ * SQLite-specific behaviour of the store: options, a shared connection, schema versions.
+ */
+import BetterSqlite3 from "better-sqlite3";
+import { afterEach, expect, test } from "vitest";
+import { Workpool } from "../../src/index.js";
+import { sqliteStore } from "../../src/drivers/sqlite/index.js";
+import { tempDbPath } from "../helpers/tmp.js";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+test("options are validated with the field's name", () => {
+  expect(() => sqliteStore({} as never)).toThrow(/filename: give exactly one of/);
+  expect(() => sqliteStore({ filename: "" })).toThrow(/filename: must be a non-empty path/);
+  expect(() => sqliteStore({ filename: "x.db", busyTimeoutMs: 0 })).toThrow(/busyTimeoutMs: must be an integer from 1/);
+  expect(() => sqliteStore({ filename: "x.db", synchronous: "OFF" as never })).toThrow(/synchronous: must be "FULL" or "NORMAL"/);
+  expect(() => sqliteStore(null as never)).toThrow(/options/);
+});
+
+test("the store's own connection works as { tx } inside the app's db.transaction()", async () => {
+  const tmp = tempDbPath();
+  cleanups.push(() => tmp.remove());
+  const db = new BetterSqlite3(tmp.path);
+  cleanups.push(() => db.close());
+  db.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT)");
+  const store = sqliteStore({ database: db });
+  const pool = new Workpool(store, { logger: quiet });
+  const ship = pool.defineAction("ship", (_c, args: { order: number }) => args.order);
+  const placeOrder = db.transaction((item: string, fail: boolean) => {
+    const { lastInsertRowid } = db.prepare("INSERT INTO orders (item) VALUES (?)").run(item);
+    void pool.enqueueAction(ship, { order: Number(lastInsertRowid) }, { tx: db });
+    if (fail) throw new Error("payment failed");
+  });
+  placeOrder("book", false);
+  expect(() => placeOrder("lamp", true)).toThrow("payment failed");
+  const pending = db.prepare("SELECT count(*) AS n FROM workpool_work WHERE state = 'pending'").get() as { n: number };
+  expect(pending.n).toBe(1);
+  expect((await pool.runOnce()).claimed).toBe(1);
+  await store.close();
+  expect(db.open).toBe(true); // a connection passed in is never closed by the store
+});
+
+test("a database with a newer schema than this code is refused with a clear error", () => {
+  const tmp = tempDbPath();
+  cleanups.push(() => tmp.remove());
+  const store = sqliteStore({ filename: tmp.path });
+  store.db.prepare("INSERT INTO workpool_migrations (version, name, applied_at) VALUES (99, '099_future', 0)").run();
+  void store.close();
+  expect(() => sqliteStore({ filename: tmp.path })).toThrow(/schema is at version 99, but this version of workpool knows only up to 1/);
+});
+
+test("opening the same file twice migrates once", async () => {
+  const tmp = tempDbPath();
+  cleanups.push(() => tmp.remove());
+  const a = sqliteStore({ filename: tmp.path });
+  const b = sqliteStore({ filename: tmp.path });
+  expect((a.db.prepare("SELECT count(*) AS n FROM workpool_migrations").get() as { n: number }).n).toBe(1);
+  await b.migrate();
+  expect((a.db.prepare("SELECT count(*) AS n FROM workpool_migrations").get() as { n: number }).n).toBe(1);
+  await a.close();
+  await b.close();
+});
