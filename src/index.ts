@@ -37,3 +37,20 @@ export type { ConfigureOptions, WorkpoolOptions } from "./options.js";
 export { MAX_PAYLOAD_BYTES } from "./json.js";
 export type { JsonValue, OnCompleteArgs, OnCompleteStatus, RetryBehavior, RunResult, Status, WorkId, WorkKind, WorkState } from "./types.js";
 export type { Store } from "./driver/driver.js";
+export { ActionRetrier } from "./retrier/action-retrier.js";
+export { RunNotCompletedError, UnknownRunError } from "./retrier/errors.js";
+export type { ActionRetrierOptions } from "./retrier/options.js";
+export type {
+  RetrierActionCtx,
+  RetrierActionFn,
+  RetrierActionHandle,
+  RetrierOnCompleteArgs,
+  RetrierOnCompleteCtx,
+  RetrierOnCompleteFn,
+  RetrierOnCompleteHandle,
+  RetrierRunResult,
+  RunId,
+  RunOptions,
+  RunStatus,
+  ScheduledRunOptions,
+} from "./retrier/types.js";

@@ -49,6 +49,11 @@ export interface WorkpoolOptions {
   maintenanceIntervalMs?: number;
   /** Safety poll for work from other processes, ms. Default: the store's (SQLite 100, PostgreSQL 5000). */
   pollIntervalMs?: number;
+  /**
+   * Most attempts of this pool that *this process* runs at once: a local cap under the
+   * global maxParallelism, to spread work over processes. Integer 1..10000. Default: none.
+   */
+  concurrency?: number;
 }
 
 /** Options after defaults and validation. */
@@ -69,6 +74,7 @@ export interface ResolvedOptions {
   reportIntervalMs: number;
   maintenanceIntervalMs: number;
   pollIntervalMs: number | null;
+  concurrency: number | null;
 }
 
 /** Checks an integer option in [min, max]. */
@@ -179,6 +185,7 @@ export function resolveOptions(options: WorkpoolOptions | undefined): ResolvedOp
     maintenanceIntervalMs:
       o.maintenanceIntervalMs === undefined ? SECOND : checkInt("maintenanceIntervalMs", o.maintenanceIntervalMs, 10, HOUR),
     pollIntervalMs: o.pollIntervalMs === undefined ? null : checkInt("pollIntervalMs", o.pollIntervalMs, 1, HOUR),
+    concurrency: o.concurrency === undefined ? null : checkInt("concurrency", o.concurrency, 1, MAX_PARALLELISM),
   };
 }
 

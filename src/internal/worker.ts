@@ -88,7 +88,7 @@ export class Worker<Tx> {
     for (const t of [this.pollTimer, this.maintenanceTimer]) if (t) this.rt.options.clock.clearTimeout(t);
     this.pollTimer = this.maintenanceTimer = null;
     await this.pumping;
-    if (this.inflight.size) {
+    if (this.inflight.size && timeoutMs > 0) {
       let timer: TimerHandle | null = null;
       const timedOut = new Promise<void>((r) => (timer = this.rt.options.clock.setTimeout(r, timeoutMs)));
       await Promise.race([Promise.all([...this.inflight.values()].map((f) => f.done)), timedOut]);
@@ -158,7 +158,8 @@ export class Worker<Tx> {
       try {
         const n = await this.claimOnce();
         this.claimFailures = 0;
-        if (n === CLAIM_BATCH) this.wakeRequested = true;
+        // A full batch means more may be due; claim again at once.
+        if (n > 0 && n === CLAIM_BATCH) this.wakeRequested = true;
       } catch (e) {
         this.claimFailures++;
         this.rt.logger.error(`workpool: claiming work for pool "${this.rt.pool}" failed (try ${this.claimFailures})`, e);
@@ -199,8 +200,12 @@ export class Worker<Tx> {
 
   private async claimOnce(): Promise<number> {
     const { rt } = this;
+    const local = rt.options.concurrency;
+    const limit = local === null ? CLAIM_BATCH : Math.min(CLAIM_BATCH, local - this.inflight.size);
+    // At the local cap: a finishing attempt wakes the worker again.
+    if (limit <= 0) return 0;
     const now = rt.options.clock.now();
-    const res = await rt.driver.claim(rt.pool, { workerId: rt.workerId, now, leaseUntil: now + rt.options.leaseMs, limit: CLAIM_BATCH });
+    const res = await rt.driver.claim(rt.pool, { workerId: rt.workerId, now, leaseUntil: now + rt.options.leaseMs, limit });
     rt.logger.level = res.config.logLevel;
     this.nextRunAt = res.nextRunAt;
     this.saturated = res.running >= res.config.maxParallelism;

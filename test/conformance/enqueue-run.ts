@@ -134,6 +134,25 @@ export function defineEnqueueRunTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(await pool.status(childId)).toMatchObject({ state: "finished", result: { kind: "success", returnValue: "child ran" } });
     });
 
+    test("a mutation can call the pool's API (status, cancel, enqueue without tx) without deadlock", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      const a = pool.defineAction("a", () => 1);
+      const victim = await pool.enqueueAction(a, {}, { runAfter: 60_000 });
+      let spawned = "";
+      const m = pool.defineMutation("m", async () => {
+        const before = await pool.status(victim);
+        await pool.cancel(victim);
+        spawned = await pool.enqueueAction(a, {});
+        return before.state;
+      });
+      const id = await pool.enqueueMutation(m, {});
+      await pool.runOnce();
+      expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: "pending" } });
+      expect(await pool.status(victim)).toEqual({ state: "finished", result: { kind: "canceled" } });
+      expect((await pool.status(spawned)).state).not.toBe("finished");
+    });
+
     test("work scheduled with runAfter / runAt waits for its time", async () => {
       const t = await ctx();
       const pool = t.pool();

@@ -67,6 +67,19 @@ export function defineParallelismTests<Tx>(harness: StoreHarness<Tx>): void {
       expect((await t.driver.readPoolConfig("r"))?.maxParallelism).toBe(4);
     });
 
+    test("concurrency caps what one process runs, under the global limit", async () => {
+      const t = await ctx();
+      const pool = t.pool({ maxParallelism: 10, concurrency: 2 });
+      const gate = deferred();
+      const job = pool.defineAction("job", () => gate.promise);
+      await pool.enqueueActionBatch(job, [1, 2, 3, 4, 5]);
+      const step = pool.runOnce();
+      while (pool.running < 2) await new Promise((r) => setImmediate(r));
+      gate.resolve();
+      expect((await step).claimed).toBe(2);
+      expect(() => t.pool({ concurrency: 0 })).toThrow(/concurrency: must be an integer from 1 to 10000/);
+    });
+
     test("pools sharing a store have separate limits", async () => {
       const t = await ctx();
       const one = t.pool({ name: "one", maxParallelism: 1 });

@@ -43,7 +43,7 @@ test("three processes on one file never run more than maxParallelism at once", a
   await store.close();
   expect(runs).toBe(60);
   expect(peak).toBeLessThanOrEqual(4);
-  // The limit was actually exercised, by more than one process.
-  expect(peak).toBeGreaterThanOrEqual(2);
+  // The limit was actually exercised, by more than one process (each may run only 2).
+  expect(peak).toBeGreaterThanOrEqual(3);
   expect(workers).toBeGreaterThanOrEqual(2);
 });

@@ -59,7 +59,7 @@ export class Listener {
       active = false;
       set.delete(onWake);
       if (set.size === 0) this.subscribers.delete(pool);
-      if (this.subscribers.size === 0) this.disconnect();
+      if (this.subscribers.size === 0) void this.disconnect();
     };
   }
 

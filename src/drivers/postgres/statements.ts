@@ -182,6 +182,9 @@ function sql(schema: string) {
       SELECT id FROM ${work}
       WHERE pool = $1::text AND state = 'finished' AND finished_at < $2::bigint AND oc_state <> 'pending'
       ORDER BY finished_at LIMIT $3::int FOR UPDATE SKIP LOCKED)`,
+    deleteFinishedWork: `DELETE FROM ${work}
+      WHERE pool = $1::text AND id = ANY($2::text[]) AND state = 'finished' AND oc_state <> 'pending'
+      RETURNING id`,
     counts: `SELECT count(*) FILTER (WHERE state = 'pending')::int AS pending,
         count(*) FILTER (WHERE state = 'pending' AND run_at <= $2::bigint)::int AS due,
         count(*) FILTER (WHERE state = 'running')::int AS running

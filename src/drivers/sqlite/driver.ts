@@ -10,7 +10,11 @@
  *   maxParallelism holds across every process sharing the file.
  * - Enqueue with `tx` runs synchronously on the caller's connection, so it works inside
  *   `db.transaction(() => ...)()` and rolls back with it.
+ * - Calls made from inside a handler's transaction (a mutation calling `pool.status`, or
+ *   `enqueue` without `tx`) already own the connection: they run inside that transaction
+ *   instead of waiting for the lock, which would never be released (deadlock).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database } from "better-sqlite3";
 import { DRIVER, type AttemptRef, type ClaimResult, type Driver, type FinishWrite, type HeartbeatResult, type NewWork, type OnCompleteWrite, type PoolConfig, type PoolCounts, type PoolStats, type RescheduleWrite, type Store, type TxOps, type WorkRow } from "../../driver/driver.js";
 import { loadMigrations, schemaTooNewError } from "../../driver/migrations.js";
@@ -50,6 +54,8 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   readonly synchronousTx = true;
   readonly [DRIVER]: Driver<Database> = this;
   private readonly lock = new Mutex();
+  /** Set while the current async context runs inside this connection's transaction. */
+  private readonly insideTx = new AsyncLocalStorage<true>();
   private readonly stmts: Statements;
   private readonly wakers = new Map<string, Set<() => void>>();
   private savepointSeq = 0;
@@ -70,6 +76,8 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   }
 
   async migrate(): Promise<void> {
+    // Already migrated when the store was created; inside a transaction there is nothing to do.
+    if (this.insideTx.getStore()) return;
     await this.lock.run(() => migrateSqlite(this.db));
   }
 
@@ -81,13 +89,19 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     });
   }
 
-  /** Runs a short synchronous write transaction under the lock. */
+  /** Runs `fn` holding the connection: under the lock, or directly when already inside our transaction. */
+  private exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
+    if (this.insideTx.getStore()) return Promise.resolve().then(fn);
+    return this.lock.run(fn);
+  }
+
+  /** Runs a short synchronous write transaction (a savepoint when nested in ours). */
   private write<T>(fn: () => T): Promise<T> {
-    return this.lock.run(() => this.db.transaction(fn).immediate());
+    return this.exclusive(() => (this.db.inTransaction ? this.db.transaction(fn)() : this.db.transaction(fn).immediate()));
   }
 
   private read<T>(fn: () => T): Promise<T> {
-    return this.lock.run(fn);
+    return this.exclusive(fn);
   }
 
   ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
@@ -185,18 +199,22 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   }
 
   transaction<T>(fn: (ops: TxOps<Database>) => Promise<T>): Promise<T> {
-    return this.lock.run(async () => {
-      const db = this.db;
-      db.exec("BEGIN IMMEDIATE");
-      try {
-        const result = await fn(this.txOps);
-        db.exec("COMMIT");
-        return result;
-      } catch (e) {
-        if (db.inTransaction) db.exec("ROLLBACK");
-        throw e;
-      }
-    });
+    // Nested in one of our transactions (e.g. cancel() called by a mutation): a savepoint.
+    if (this.insideTx.getStore()) return this.txOps.savepoint(() => fn(this.txOps));
+    return this.lock.run(() =>
+      this.insideTx.run(true, async () => {
+        const db = this.db;
+        db.exec("BEGIN IMMEDIATE");
+        try {
+          const result = await fn(this.txOps);
+          db.exec("COMMIT");
+          return result;
+        } catch (e) {
+          if (db.inTransaction) db.exec("ROLLBACK");
+          throw e;
+        }
+      }),
+    );
   }
 
   private readonly txOps: TxOps<Database>;

@@ -1,0 +1,99 @@
+/**
+ * `workpool/postgres`: the scale-out store. Any number of worker processes on any number
+ * of machines share one PostgreSQL database, and each pool's maxParallelism holds across
+ * all of them. Uses node-postgres (`pg`).
+ */
+import pg from "pg";
+import type { Client, ClientConfig, Pool, PoolClient } from "pg";
+import type { Store } from "../../driver/driver.js";
+import { InvalidArgumentError } from "../../errors.js";
+import { PostgresDriver } from "./driver.js";
+import { checkSchemaName } from "./names.js";
+
+/** Options of {@link postgresStore}: give `connectionString` or `pool`, not both. */
+export interface PostgresStoreOptions {
+  /** A `postgres://` URL. The store opens its own pg.Pool and ends it on close(). */
+  connectionString?: string;
+  /** A pg.Pool you own; the store uses it and never ends it. */
+  pool?: Pool;
+  /** Schema holding workpool's tables, created on first use. Default "workpool". */
+  schema?: string;
+  /**
+   * How often idle workers look for work as a safety net, ms (LISTEN/NOTIFY wakes them
+   * at once normally). Default 5000.
+   */
+  pollIntervalMs?: number;
+}
+
+/**
+ * The type of a PostgreSQL store: its transaction handle is a pg `PoolClient` inside
+ * BEGIN (mutation and onComplete handlers get it as `ctx.tx`).
+ */
+export type PostgresStore = Store<PoolClient> & {
+  /** The pool the store runs on. */
+  readonly pool: Pool;
+  /** The schema holding the store's tables. */
+  readonly schema: string;
+};
+
+/** Client constructor of a pool: pg-pool keeps the one it was built with (pg or pg-native). */
+type ClientClass = new (config?: ClientConfig) => Client;
+
+function checkPollInterval(value: unknown): number {
+  if (value === undefined) return 5000;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > 600_000) {
+    throw new InvalidArgumentError("pollIntervalMs", `must be an integer from 1 to 600000, got ${String(value)}`);
+  }
+  return value;
+}
+
+function isPool(value: unknown): value is Pool {
+  const v = value as Partial<Pool> | null;
+  return typeof v === "object" && v !== null && typeof v.connect === "function" && typeof v.query === "function" && typeof v.options === "object";
+}
+
+/**
+ * Creates a PostgreSQL store. Nothing connects until first use; the schema is created or
+ * upgraded then (or by `store.migrate()`). Call `close()` when done.
+ */
+export function postgresStore(options: PostgresStoreOptions): PostgresStore {
+  if (typeof options !== "object" || options === null) {
+    throw new InvalidArgumentError("options", "pass { connectionString } or { pool }");
+  }
+  const { connectionString, pool: givenPool } = options;
+  if ((connectionString === undefined) === (givenPool === undefined)) {
+    throw new InvalidArgumentError("connectionString", "give exactly one of `connectionString` (a postgres:// URL) or `pool` (a pg.Pool)");
+  }
+  if (connectionString !== undefined && (typeof connectionString !== "string" || connectionString.length === 0)) {
+    throw new InvalidArgumentError("connectionString", "must be a non-empty postgres:// URL string");
+  }
+  if (givenPool !== undefined && !isPool(givenPool)) {
+    throw new InvalidArgumentError("pool", "must be a pg.Pool (new pg.Pool(...))");
+  }
+  const schema = checkSchemaName(options.schema ?? "workpool");
+  const pollIntervalMs = checkPollInterval(options.pollIntervalMs);
+
+  let pool: Pool;
+  let listenConfig: ClientConfig;
+  let ListenClient: ClientClass;
+  if (givenPool !== undefined) {
+    pool = givenPool;
+    listenConfig = { ...givenPool.options };
+    ListenClient = (givenPool as unknown as { Client?: ClientClass }).Client ?? pg.Client;
+  } else {
+    listenConfig = { connectionString, keepAlive: true };
+    ListenClient = pg.Client;
+    pool = new pg.Pool({ connectionString, keepAlive: true, allowExitOnIdle: true });
+    // An idle connection that dies (server restart, terminated backend) is reported on
+    // the pool; the pool has already discarded it and opens a new one when needed.
+    // Without a listener Node would treat the event as fatal.
+    pool.on("error", () => undefined);
+  }
+  return new PostgresDriver({
+    pool,
+    ownsPool: givenPool === undefined,
+    newListenClient: () => new ListenClient({ ...listenConfig, keepAlive: true }),
+    schema,
+    pollIntervalMs,
+  });
+}

@@ -1,0 +1,266 @@
+/**
+ * ActionRetrier: "run this idempotent action until it succeeds", with a status, cancel
+ * and an exactly-once onComplete. It is a thin layer over a dedicated {@link Workpool}:
+ * every run is one work item enqueued with a retry behaviour derived from the retrier's
+ * options, so durability, backoff, cancel, lease rescue of dead workers and retention
+ * are the pool's, on whichever store it is given.
+ */
+import { DRIVER, type Driver, type Store, type WorkRow } from "../driver/driver.js";
+import { InvalidArgumentError, UnknownWorkError } from "../errors.js";
+import type { WorkpoolEventName, WorkpoolEvents } from "../events.js";
+import type { OnCompleteHandle } from "../handlers.js";
+import { isWorkId } from "../ids.js";
+import type { RunOnceResult } from "../internal/worker.js";
+import { describeValue, MAX_PARALLELISM } from "../options.js";
+import type { RetryBehavior, RunResult, Status } from "../types.js";
+import { Workpool, type StopOptions } from "../workpool.js";
+import { RunNotCompletedError, UnknownRunError } from "./errors.js";
+import { resolveRetrierOptions, retrierRetryBehavior, RETRIER_RETENTION_MS, type ActionRetrierOptions } from "./options.js";
+import type {
+  RetrierActionFn,
+  RetrierActionHandle,
+  RetrierOnCompleteFn,
+  RetrierOnCompleteHandle,
+  RetrierRunResult,
+  RunId,
+  RunOptions,
+  RunStatus,
+  ScheduledRunOptions,
+} from "./types.js";
+
+const RUN_OPTIONS = new Set(["onComplete", "runAt", "runAfter", "tx"]);
+
+/**
+ * Runs actions reliably: each run is retried with exponential backoff and jitter until it
+ * succeeds, throws a NonRetryableError, or has failed `maxFailures + 1` times. A run whose
+ * worker died (its lease expired) counts as a failure and is retried. There is no
+ * parallelism limit. Completed runs are deleted 7 days after they complete, or earlier by
+ * `cleanup`. See docs/action-retrier.md.
+ *
+ * ```ts
+ * const retrier = new ActionRetrier(sqliteStore({ filename: "app.db" }));
+ * const charge = retrier.defineAction("charge", async (ctx, args: { orderId: string }) => …);
+ * const runId = await retrier.run(charge, { orderId: "o1" });
+ * await retrier.start();
+ * ```
+ */
+export class ActionRetrier<Tx = unknown> {
+  /** Name of the underlying pool (default "action-retrier"). */
+  readonly name: string;
+  /**
+   * The pool retry behaviour every run is enqueued with: `maxAttempts = maxFailures + 1`,
+   * `initialBackoffMs = initialBackoffMs * base`, same `base` (see options.ts for why).
+   */
+  readonly retryBehavior: Readonly<RetryBehavior>;
+  private readonly pool: Workpool<Tx>;
+  private readonly driver: Driver<Tx>;
+  private migrated: Promise<void> | null = null;
+
+  constructor(store: Store<Tx>, options?: ActionRetrierOptions) {
+    const o = resolveRetrierOptions(options);
+    const given = (options ?? {}) as ActionRetrierOptions;
+    // The pool validates the store and the options it owns (logger, clock, random, leaseMs).
+    this.pool = new Workpool(store, {
+      name: o.name,
+      // The retrier has no parallelism limit; the pool's largest value is effectively none.
+      maxParallelism: MAX_PARALLELISM,
+      retentionMs: RETRIER_RETENTION_MS,
+      logLevel: given.logLevel,
+      logger: given.logger,
+      clock: given.clock,
+      random: given.random,
+      leaseMs: given.leaseMs,
+    });
+    this.driver = store[DRIVER];
+    this.name = o.name;
+    this.retryBehavior = Object.freeze(retrierRetryBehavior(o));
+  }
+
+  /**
+   * Defines an action. It may run more than once (it is retried after failures and after
+   * a lost worker), so it must be idempotent. Throw `NonRetryableError` to fail at once.
+   */
+  defineAction<A, R>(name: string, handler: RetrierActionFn<A, R>): RetrierActionHandle<A, Awaited<R>> {
+    if (typeof handler !== "function") throw new InvalidArgumentError("defineAction(handler)", "must be a function");
+    return this.pool.defineAction<A, R>(name, (ctx, args) => handler({ runId: ctx.workId, attempt: ctx.attempt, signal: ctx.signal, name: ctx.name }, args));
+  }
+
+  /**
+   * Defines an onComplete handler: a mutation run exactly once per completed run, inside a
+   * transaction (`ctx.tx`). If it throws, its writes roll back and it is tried again later.
+   * On SQLite, make it synchronous: the connection is held while it runs.
+   */
+  defineOnComplete<R = unknown>(name: string, handler: RetrierOnCompleteFn<Tx, R>): RetrierOnCompleteHandle<R> {
+    if (typeof handler !== "function") throw new InvalidArgumentError("defineOnComplete(handler)", "must be a function");
+    const handle = this.pool.defineOnComplete<unknown, R>(name, (ctx, { workId, result }) =>
+      handler({ runId: workId, name: ctx.name, tx: ctx.tx }, { runId: workId, result: toRetrierResult(result) }),
+    );
+    return handle as unknown as RetrierOnCompleteHandle<R>;
+  }
+
+  /**
+   * Starts a run of `handle` with `args`. Resolves with its id once committed (with `tx`:
+   * once written into the caller's transaction). Bad input throws InvalidArgumentError
+   * before anything is written; on SQLite with `tx` the write happens before this returns,
+   * so it joins the caller's synchronous transaction.
+   */
+  run<A, R>(handle: RetrierActionHandle<A, R>, args: A, options?: RunOptions<Tx, R>): Promise<RunId> {
+    const o = checkRunOptions(options, "run");
+    return this.pool.enqueueAction(handle, args, {
+      retry: { ...this.retryBehavior },
+      // Same object the pool's defineOnComplete returned; only its static type differs.
+      onComplete: o.onComplete as unknown as OnCompleteHandle<unknown, R> | undefined,
+      runAt: o.runAt,
+      runAfter: o.runAfter,
+      tx: o.tx,
+    });
+  }
+
+  /** Starts a run whose first attempt is not before `runAt` (epoch ms). */
+  runAt<A, R>(runAt: number, handle: RetrierActionHandle<A, R>, args: A, options?: ScheduledRunOptions<Tx, R>): Promise<RunId> {
+    const o = checkRunOptions(options, "runAt");
+    return this.run(handle, args, { ...o, runAt });
+  }
+
+  /** Starts a run whose first attempt is not before `runAfter` ms from now. */
+  runAfter<A, R>(runAfter: number, handle: RetrierActionHandle<A, R>, args: A, options?: ScheduledRunOptions<Tx, R>): Promise<RunId> {
+    const o = checkRunOptions(options, "runAfter");
+    return this.run(handle, args, { ...o, runAfter });
+  }
+
+  /**
+   * The status of a run: `inProgress` (waiting to start, running, or waiting to retry) or
+   * `completed` with its result. A canceled run that is still running shows `inProgress`
+   * until its attempt returns. Throws UnknownRunError for a run that does not exist
+   * (any more).
+   */
+  async status<R = unknown>(runId: RunId): Promise<RunStatus<R>> {
+    checkRunId(runId);
+    let status: Status<R>;
+    try {
+      status = (await this.pool.status(runId)) as Status<R>;
+    } catch (e) {
+      if (e instanceof UnknownWorkError) throw new UnknownRunError(runId);
+      throw e;
+    }
+    if (status.state !== "finished") return { type: "inProgress" };
+    // Finished without a result: deleted after its retention.
+    if (!status.result) throw new UnknownRunError(runId);
+    return { type: "completed", result: toRetrierResult(status.result) };
+  }
+
+  /**
+   * Cancels a run. A run waiting to start or to retry completes as `canceled` at once; a
+   * running attempt has its `ctx.signal` aborted, is not retried, and the run completes as
+   * `canceled` when the attempt returns. Resolves true if this call canceled the run, false
+   * if it had already completed or was already being canceled. (Two concurrent calls for
+   * the same run may both see true.) Throws UnknownRunError for a run that does not exist.
+   */
+  async cancel(runId: RunId): Promise<boolean> {
+    checkRunId(runId);
+    const before = await this.readRun(runId);
+    if (before.state === "finished" || before.cancelRequested) return false;
+    await this.pool.cancel(runId);
+    const after = await this.readRun(runId);
+    if (after.state === "finished") return after.result !== null && (JSON.parse(after.result) as RunResult).kind === "canceled";
+    return after.cancelRequested;
+  }
+
+  /**
+   * Deletes a completed run now instead of 7 days after it completed. Throws
+   * RunNotCompletedError if the run is in progress (or completed but its onComplete has
+   * not committed yet), UnknownRunError if it does not exist.
+   */
+  async cleanup(runId: RunId): Promise<void> {
+    checkRunId(runId);
+    await this.ready();
+    // The driver deletes the row only if it is finished and its onComplete is settled, in
+    // one statement, so a run can never be deleted while it could still change.
+    const deleted = await this.driver.deleteFinishedWork(this.name, [runId]);
+    if (deleted.length) return;
+    const row = await this.readRun(runId);
+    if (row.state !== "finished") throw new RunNotCompletedError(runId, "it is still in progress; cancel it or wait until status() says completed");
+    throw new RunNotCompletedError(runId, "it has completed but its onComplete handler has not committed yet (it is retried with backoff); try again later");
+  }
+
+  /** Starts this process's worker for the retrier. Resolves once it is running. */
+  start(): Promise<void> {
+    return this.pool.start();
+  }
+
+  /**
+   * Stops this process's worker: waits up to `timeoutMs` (default 30000) for running
+   * attempts, then aborts the rest and hands them back without counting a failure.
+   */
+  stop(options?: StopOptions): Promise<void> {
+    return this.pool.stop(options);
+  }
+
+  /**
+   * One deterministic step of the worker, for tests and scripts (no start() needed):
+   * writes results, runs maintenance (lost-worker rescue, retention), runs due attempts
+   * and waits for them to be recorded.
+   */
+  runOnce(): Promise<RunOnceResult> {
+    return this.pool.runOnce();
+  }
+
+  /**
+   * Listens to the underlying pool's events (`enqueued`, `started`, `completed`, `report`);
+   * their `workId` is the run id. A `completed` event with status `retrying` is a failed
+   * attempt that will be retried. Returns an unsubscribe function.
+   */
+  on<K extends WorkpoolEventName>(event: K, listener: (e: WorkpoolEvents[K]) => void): () => void {
+    return this.pool.on(event, listener);
+  }
+
+  /** The stored row of a run; throws UnknownRunError if it is gone. */
+  private async readRun(runId: RunId): Promise<WorkRow> {
+    await this.ready();
+    const [row] = await this.driver.readWork(this.name, [runId]);
+    if (!row) throw new UnknownRunError(runId);
+    return row;
+  }
+
+  private ready(): Promise<void> {
+    if (!this.migrated) {
+      this.migrated = this.driver.migrate().catch((e: unknown) => {
+        this.migrated = null;
+        throw e;
+      });
+    }
+    return this.migrated;
+  }
+}
+
+/** Converts the pool's result (`kind`) into the retrier's (`type`). */
+function toRetrierResult<R>(result: RunResult<R>): RetrierRunResult<R> {
+  switch (result.kind) {
+    case "success":
+      return { type: "success", returnValue: result.returnValue };
+    case "failed":
+      return { type: "failed", error: result.error };
+    case "canceled":
+      return { type: "canceled" };
+  }
+}
+
+function checkRunId(runId: unknown): asserts runId is RunId {
+  if (!isWorkId(runId)) throw new InvalidArgumentError("runId", `is not a run id (26 characters, as returned by run), got ${describeValue(runId)}`);
+}
+
+/**
+ * Checks the options object of run/runAt/runAfter. runAt and runAfter take the time as
+ * their first argument, so they refuse it in options too (which one would win is unclear).
+ */
+function checkRunOptions<Tx, R>(options: RunOptions<Tx, R> | undefined, method: "run" | "runAt" | "runAfter"): RunOptions<Tx, R> {
+  if (options === undefined) return {};
+  if (typeof options !== "object" || options === null || Array.isArray(options)) throw new InvalidArgumentError("options", "must be an object");
+  for (const key of Object.keys(options)) {
+    if (method !== "run" && (key === "runAt" || key === "runAfter")) {
+      throw new InvalidArgumentError(key, `is not an option of ${method}(); the time is its first argument (use run() with { ${key} } instead)`);
+    }
+    if (!RUN_OPTIONS.has(key)) throw new InvalidArgumentError(key, `is not an option of ${method}() (allowed: onComplete, ${method === "run" ? "runAt, runAfter, " : ""}tx)`);
+  }
+  return options;
+}

@@ -1,0 +1,94 @@
+/**
+ * Options of {@link ActionRetrier}, their validation, and the mapping of the retrier's
+ * backoff onto the pool's retry behaviour.
+ *
+ * The two formulas count differently:
+ * - retrier: after the run's k-th failure (k = 1, 2, …; `numFailures` = k - 1 before it
+ *   is counted) the next attempt waits `initialBackoffMs * base^(numFailures + 1)`,
+ *   i.e. `initialBackoffMs * base^k`, and at most `maxFailures` retries happen;
+ * - pool: after attempt n fails, attempt n + 1 waits `initialBackoffMs' * base'^(n - 1)`,
+ *   and at most `maxAttempts` attempts happen.
+ * Attempt n failing is the run's n-th failure (k = n), so with `base' = base` and
+ * `initialBackoffMs' = initialBackoffMs * base` the pool waits
+ * `initialBackoffMs * base * base^(n - 1) = initialBackoffMs * base^n`: the same delay.
+ * `maxAttempts = maxFailures + 1` (the first attempt plus one per allowed failure).
+ * Both apply the same jitter, a factor in [0.5, 1.5).
+ */
+import type { Clock } from "../clock.js";
+import { InvalidArgumentError } from "../errors.js";
+import type { Logger, LogLevel } from "../events.js";
+import { checkInt, checkLogLevel, checkName, describeValue } from "../options.js";
+import type { RetryBehavior } from "../types.js";
+
+/** Options of `new ActionRetrier(store, options)`. */
+export interface ActionRetrierOptions {
+  /** Base of the first retry's delay, ms: the first retry waits `initialBackoffMs * base`. Finite number 0..86400000. Default 250. */
+  initialBackoffMs?: number;
+  /** Growth factor of the delay per failure. Finite number 1..1000. Default 2. */
+  base?: number;
+  /** How many failures are retried; a run makes at most `maxFailures + 1` attempts. Integer 0..999. Default 4. */
+  maxFailures?: number;
+  /** Least severe level written to the logger. Default "REPORT" (the pool's default). */
+  logLevel?: LogLevel;
+  /** Name of the underlying pool; retriers with different names share a store independently. Default "action-retrier". */
+  name?: string;
+  /** Where log lines go. Default `console`. */
+  logger?: Logger;
+  /** Time source; inject a `ManualClock` in tests. Default: the system clock. */
+  clock?: Clock;
+  /** Source of jitter in [0, 1). Default Math.random. */
+  random?: () => number;
+  /** How long a running attempt survives without its worker's heartbeat before it counts as a failure and is retried, ms. Integer 100..86400000. Default 30000. */
+  leaseMs?: number;
+}
+
+/** The retrier's own options after defaults and validation (the rest go to the pool as given). */
+export interface ResolvedRetrierOptions {
+  name: string;
+  initialBackoffMs: number;
+  base: number;
+  maxFailures: number;
+}
+
+/** Default name of the retrier's pool. */
+export const DEFAULT_RETRIER_NAME = "action-retrier";
+/** Completed runs are kept this long (then deleted), as in the reference: 7 days. */
+export const RETRIER_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+const KNOWN = new Set(["initialBackoffMs", "base", "maxFailures", "logLevel", "name", "logger", "clock", "random", "leaseMs"]);
+const MAX_INITIAL_BACKOFF_MS = 24 * 3600 * 1000;
+const MAX_BASE = 1000;
+
+function checkRange(field: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) {
+    throw new InvalidArgumentError(field, `must be a finite number from ${min} to ${max}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Validates the retrier's options. Unknown keys are rejected (a typo such as `maxRetries`
+ * would otherwise silently keep the default). Pool options (logger, clock, random,
+ * leaseMs) are validated by the pool itself.
+ */
+export function resolveRetrierOptions(options: unknown): ResolvedRetrierOptions {
+  if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options))) {
+    throw new InvalidArgumentError("options", "must be an object");
+  }
+  const o = (options ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (!KNOWN.has(key)) throw new InvalidArgumentError(key, `is not an option of ActionRetrier (allowed: ${[...KNOWN].join(", ")})`);
+  }
+  if (o.logLevel !== undefined) checkLogLevel("logLevel", o.logLevel);
+  return {
+    name: o.name === undefined ? DEFAULT_RETRIER_NAME : checkName("name", o.name),
+    initialBackoffMs: o.initialBackoffMs === undefined ? 250 : checkRange("initialBackoffMs", o.initialBackoffMs, 0, MAX_INITIAL_BACKOFF_MS),
+    base: o.base === undefined ? 2 : checkRange("base", o.base, 1, MAX_BASE),
+    maxFailures: o.maxFailures === undefined ? 4 : checkInt("maxFailures", o.maxFailures, 0, 999),
+  };
+}
+
+/** The pool retry behaviour that reproduces the retrier's schedule (derivation above). */
+export function retrierRetryBehavior(o: { initialBackoffMs: number; base: number; maxFailures: number }): RetryBehavior {
+  return { maxAttempts: o.maxFailures + 1, initialBackoffMs: o.initialBackoffMs * o.base, base: o.base };
+}

@@ -1,0 +1,81 @@
+/**
+ * Public types of {@link ActionRetrier}: run ids, results, status, handler contexts and
+ * handles. Words follow the action-retrier vocabulary (`type`, `inProgress`, `completed`),
+ * which differs on purpose from the pool's (`kind`, `pending`/`running`, `finished`).
+ */
+import type { ActionHandle } from "../handlers.js";
+
+/** Id of one run, as returned by `run`, `runAt` and `runAfter`. It is the underlying work id. */
+export type RunId = string;
+
+/** How a run ended. */
+export type RetrierRunResult<R = unknown> =
+  | { type: "success"; returnValue: R }
+  | { type: "failed"; error: string }
+  | { type: "canceled" };
+
+/** What `status(runId)` returns: still going (waiting, running or waiting to retry), or done. */
+export type RunStatus<R = unknown> = { type: "inProgress" } | { type: "completed"; result: RetrierRunResult<R> };
+
+/** What a retrier action receives besides its args. */
+export interface RetrierActionCtx {
+  /** The run this attempt belongs to. */
+  runId: RunId;
+  /** 1-based attempt number: 1 + the failures so far (a lost worker counts as a failure). */
+  attempt: number;
+  /** Aborted when the run is canceled, its lease is lost, or the worker shuts down. */
+  signal: AbortSignal;
+  /** The action's name. */
+  name: string;
+}
+
+/** A retrier action: any async function. It may run more than once, so make it idempotent. */
+export type RetrierActionFn<A, R> = (ctx: RetrierActionCtx, args: A) => R | Promise<R>;
+
+/** What a retrier onComplete handler receives besides its args. */
+export interface RetrierOnCompleteCtx<Tx> {
+  /** The run that completed. */
+  runId: RunId;
+  /** The onComplete handler's name. */
+  name: string;
+  /** The open transaction: writes made with it commit together with the delivery record, exactly once. */
+  tx: Tx;
+}
+
+/** The args of an onComplete handler. */
+export interface RetrierOnCompleteArgs<R = unknown> {
+  runId: RunId;
+  result: RetrierRunResult<R>;
+}
+
+/** An onComplete handler: a mutation run exactly once when a run completes. */
+export type RetrierOnCompleteFn<Tx, R> = (ctx: RetrierOnCompleteCtx<Tx>, args: RetrierOnCompleteArgs<R>) => void | Promise<void>;
+
+/** A defined retrier action, typed by its args and return value. */
+export type RetrierActionHandle<A, R> = ActionHandle<A, R>;
+
+declare const typeOfRetrierOnComplete: unique symbol;
+
+/** A defined retrier onComplete handler, typed by the return value it accepts. */
+export interface RetrierOnCompleteHandle<R> {
+  readonly kind: "onComplete";
+  readonly name: string;
+  readonly pool: string;
+  /** Type-only marker; never present at run time. */
+  readonly [typeOfRetrierOnComplete]?: (args: RetrierOnCompleteArgs<R>) => void;
+}
+
+/** Options of `run`. */
+export interface RunOptions<Tx, R = unknown> {
+  /** Mutation run exactly once when the run completes (success, final failure or cancel). */
+  onComplete?: RetrierOnCompleteHandle<R>;
+  /** Earliest start of the first attempt, epoch ms. Not with runAfter. */
+  runAt?: number;
+  /** Earliest start of the first attempt, ms from now. Not with runAt. */
+  runAfter?: number;
+  /** The caller's open transaction: the run exists if and only if it commits. */
+  tx?: Tx;
+}
+
+/** Options of `runAt` and `runAfter`: the time is their first argument. */
+export type ScheduledRunOptions<Tx, R = unknown> = Omit<RunOptions<Tx, R>, "runAt" | "runAfter">;

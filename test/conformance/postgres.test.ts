@@ -1,0 +1,70 @@
+/**
+ * The conformance suite on PostgreSQL: a fresh schema per test. The application's
+ * connections (for { tx } enqueue and the app table) come from a pg.Pool whose
+ * search_path is that schema; the store is given the same pool ({ pool } mode).
+ */
+import type { PoolClient } from "pg";
+import type pg from "pg";
+import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
+import { appPool, dropSchema, randomSchema } from "../helpers/postgres.js";
+import type { HarnessStore, StoreHarness } from "./harness.js";
+import { defineConformanceSuite } from "./suite.js";
+
+interface PgHarnessStore extends HarnessStore<PoolClient> {
+  store: PostgresStore;
+  app: pg.Pool;
+  schema: string;
+}
+
+const harness: StoreHarness<PoolClient> = {
+  name: "postgres",
+  async create() {
+    const schema = randomSchema();
+    const app = appPool(schema);
+    const store = postgresStore({ pool: app, schema });
+    await store.migrate();
+    const h: PgHarnessStore = {
+      store,
+      app,
+      schema,
+      async dispose() {
+        await store.close();
+        await dropSchema(schema);
+        await app.end();
+      },
+    };
+    return h;
+  },
+  async inAppTransaction(h, fn, rollback) {
+    const client = await (h as PgHarnessStore).app.connect();
+    try {
+      await client.query("BEGIN");
+      let failure: unknown = null;
+      try {
+        await fn(client);
+      } catch (e) {
+        failure = e;
+      }
+      await client.query(rollback || failure !== null ? "ROLLBACK" : "COMMIT");
+      if (failure !== null) throw failure;
+    } finally {
+      client.release();
+    }
+  },
+  async createAppTable(h) {
+    await (h as PgHarnessStore).app.query("CREATE TABLE app_rows (k TEXT PRIMARY KEY)");
+  },
+  insertAppRow(tx, k) {
+    // Handlers in the suite may not await this; the client runs its queries in order, so
+    // the insert still lands before the savepoint is released and the transaction commits.
+    const p = tx.query("INSERT INTO app_rows (k) VALUES ($1)", [k]);
+    p.catch(() => undefined);
+    return p;
+  },
+  async countAppRows(h) {
+    const { rows } = await (h as PgHarnessStore).app.query<{ n: number }>("SELECT count(*)::int AS n FROM app_rows");
+    return rows[0]!.n;
+  },
+};
+
+defineConformanceSuite(harness);
