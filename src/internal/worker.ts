@@ -262,8 +262,12 @@ export class Worker<Tx> {
     f.controller.abort(new AttemptAbortedError(cause, messages[cause]));
   }
 
+  /**
+   * A third of the lease, so two heartbeats may fail before it lapses; at most 5 s, since
+   * heartbeats also carry cancel requests from other processes to running attempts.
+   */
   private get heartbeatIntervalMs(): number {
-    return Math.max(50, Math.floor(this.rt.options.leaseMs / 3));
+    return Math.max(50, Math.min(5000, Math.floor(this.rt.options.leaseMs / 3)));
   }
 
   private ensureHeartbeat(): void {
