@@ -177,8 +177,12 @@ export class EventHub {
 
   /** Logs and delivers one event. A throwing listener is logged, never propagated. */
   emit<K extends WorkpoolEventName>(event: WorkpoolEvents[K] & { event: K }): void {
-    this.logger.write(eventLevel(event), JSON.stringify(event));
-    for (const listener of this.listeners[event.event] as Set<Listener<K>>) {
+    const level = eventLevel(event);
+    // Serialise only when the line will be written: this runs once per job on hot paths.
+    if (levelEnabled(level, this.logger.level)) this.logger.write(level, JSON.stringify(event));
+    const listeners = this.listeners[event.event] as Set<Listener<K>>;
+    if (listeners.size === 0) return;
+    for (const listener of listeners) {
       try {
         listener(event);
       } catch (e) {
