@@ -47,6 +47,8 @@ export class Worker<Tx> {
   private heartbeatTimer: TimerHandle | null = null;
   private maintenanceTimer: TimerHandle | null = null;
   private unsubscribe: (() => void) | null = null;
+  /** Keeps the process alive while started (every clock timer is unref'd). */
+  private keepAlive: ReturnType<typeof setInterval> | null = null;
   private claimFailures = 0;
   private nextRunAt: number | null = null;
   private saturated = false;
@@ -71,6 +73,8 @@ export class Worker<Tx> {
     if (this.started) return;
     this.started = true;
     this.stopping = false;
+    // A worker process whose only job is `await pool.start()` must not exit on its own.
+    this.keepAlive = setInterval(() => undefined, 1 << 30);
     this.unsubscribe = this.rt.driver.subscribe(this.rt.pool, () => this.wake());
     this.scheduleMaintenance(0);
     this.wake();
@@ -103,6 +107,8 @@ export class Worker<Tx> {
     } catch (e) {
       this.rt.logger.warn("workpool: releasing maintenance leadership failed", e);
     }
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.keepAlive = null;
     this.started = false;
   }
 
