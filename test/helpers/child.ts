@@ -23,16 +23,19 @@ export function requireBuild(): void {
   }
 }
 
-/** Starts `node <script> ...args` from test/fixtures. */
-export function spawnChild(script: string, args: string[]): Child {
+/**
+ * Starts `node <script> ...args` from test/fixtures. With `detachedIo`, the child gets no
+ * pipes at all (an open pipe can keep a process alive, hiding lifecycle bugs).
+ */
+export function spawnChild(script: string, args: string[], options: { detachedIo?: boolean } = {}): Child {
   requireBuild();
   const path = fileURLToPath(new URL(`../fixtures/${script}`, import.meta.url));
-  const proc = spawn(process.execPath, [path, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, [path, ...args], { stdio: options.detachedIo ? "ignore" : ["ignore", "pipe", "pipe"] });
   const lines: string[] = [];
   const waiters: { pattern: RegExp; resolve: (l: string) => void }[] = [];
   let err = "";
   let buf = "";
-  proc.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+  proc.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
     buf += chunk;
     let i: number;
     while ((i = buf.indexOf("\n")) >= 0) {
@@ -47,7 +50,7 @@ export function spawnChild(script: string, args: string[]): Child {
       }
     }
   });
-  proc.stderr!.setEncoding("utf8").on("data", (chunk: string) => (err += chunk));
+  proc.stderr?.setEncoding("utf8").on("data", (chunk: string) => (err += chunk));
   const exited = new Promise<number | string>((resolve) => proc.on("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
   return {
     proc,

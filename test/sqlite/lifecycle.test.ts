@@ -1,9 +1,10 @@
 /**
  * A worker process lives as long as its started pool: it keeps running with nothing
- * else to keep it alive, and exits by itself once stopped (here on SIGTERM).
+ * else to keep it alive (no pipes, no timers of its own), and exits by itself once
+ * stopped (here on SIGTERM).
  */
 import { afterEach, expect, test } from "vitest";
-import { Workpool } from "../../src/index.js";
+import { Workpool, type Status } from "../../src/index.js";
 import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { spawnChild } from "../helpers/child.js";
 import { tempDbPath } from "../helpers/tmp.js";
@@ -13,19 +14,33 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
+/** Waits (bounded) for the child to finish `id`: the child has no pipe to tell us. */
+async function waitFinished(pool: Workpool<unknown>, id: string, exited: () => boolean): Promise<Status> {
+  for (let i = 0; i < 500; i++) {
+    const s = await pool.status(id);
+    if (s.state === "finished" || exited()) return s;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return pool.status(id);
+}
+
 test("start() keeps a worker process alive; stop() lets it exit cleanly", async () => {
   const tmp = tempDbPath();
   cleanups.push(() => tmp.remove());
   const store = sqliteStore({ filename: tmp.path });
   const pool = new Workpool(store, { name: "serve", logLevel: "ERROR" });
   const say = pool.defineAction("say", () => undefined);
-  const child = spawnChild("sqlite-child.mjs", [tmp.path, "serve"]);
+  const first = await pool.enqueueAction(say, {});
+  // Due only after the child has run out of other work: it must still be there.
+  const later = await pool.enqueueAction(say, {}, { runAfter: 700 });
+  const child = spawnChild("sqlite-child.mjs", [tmp.path, "serve"], { detachedIo: true });
   cleanups.push(() => child.proc.kill("SIGKILL"));
-  await child.waitForLine(/^ready$/);
-  const id = await pool.enqueueAction(say, {});
-  await child.waitForLine(new RegExp(`^ran ${id}$`));
+  let exitedEarly = false;
+  void child.exited.then(() => (exitedEarly = true));
+  expect((await waitFinished(pool as Workpool<unknown>, first, () => exitedEarly)).state).toBe("finished");
+  expect(await waitFinished(pool as Workpool<unknown>, later, () => exitedEarly)).toEqual({ state: "finished", result: { kind: "success" } });
+  expect(exitedEarly).toBe(false);
   child.proc.kill("SIGTERM");
   expect(await child.exited).toBe(0);
-  expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "success" } });
   await store.close();
 });
