@@ -74,6 +74,16 @@ export interface AttemptRef {
   attempt: number;
 }
 
+/** Parameters of a claim. */
+export interface ClaimOptions {
+  workerId: string;
+  now: number;
+  /** Lease end written on the claimed rows. */
+  leaseUntil: number;
+  /** Most rows to claim (the pool's free slots may allow fewer). */
+  limit: number;
+}
+
 /** What a claim returns. */
 export interface ClaimResult {
   /** Rows now `running` for this worker, attempt already incremented. */
@@ -123,6 +133,12 @@ export interface OnCompleteWrite {
 export interface TxOps<Tx> {
   /** The raw transaction handle given to mutation and onComplete handlers as `ctx.tx`. */
   readonly tx: Tx;
+  /**
+   * Optional: the same as {@link Driver.claim}, inside this transaction. When present, a
+   * worker claims the slots freed by a batch of completions in the batch's own
+   * transaction, saving a commit per batch.
+   */
+  claim?(pool: string, opts: ClaimOptions): Promise<ClaimResult>;
   /** Reads and locks (FOR UPDATE where the database has it) the given rows of `pool`. */
   lockWork(pool: string, ids: readonly string[]): Promise<WorkRow[]>;
   /** Locks up to `limit` running rows whose lease ended before `now`. */
@@ -190,7 +206,7 @@ export interface Driver<Tx> {
    * Claims up to `limit` due pending rows of `pool` for `workerId`, never letting the
    * pool's running count exceed its stored maxParallelism.
    */
-  claim(pool: string, opts: { workerId: string; now: number; leaseUntil: number; limit: number }): Promise<ClaimResult>;
+  claim(pool: string, opts: ClaimOptions): Promise<ClaimResult>;
   /** Extends the lease of this worker's attempts; reports canceled and lost ones. */
   heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult>;
   /** Reads rows (no lock) for status. Missing ids are simply absent. */

@@ -130,13 +130,22 @@ interface Pending {
   resolve: () => void;
 }
 
+/**
+ * Called inside each completion transaction once its results are written; may claim work
+ * for the freed slots in that same transaction. Returns what to do after the commit.
+ */
+export type InTransactionHook<Tx> = (ops: TxOps<Tx>) => Promise<(() => void) | null>;
+
 /** Group-commits action outcomes. */
 export class Completer<Tx> {
   private buffer: Pending[] = [];
   private draining: Promise<void> | null = null;
   private failures = 0;
 
-  constructor(private readonly rt: PoolRuntime<Tx>) {}
+  constructor(
+    private readonly rt: PoolRuntime<Tx>,
+    private readonly hook: InTransactionHook<Tx> | null = null,
+  ) {}
 
   /** Queues an outcome; resolves once it is committed (or was found stale). */
   submit(ref: AttemptRef, outcome: AttemptOutcome): Promise<void> {
@@ -181,7 +190,7 @@ export class Completer<Tx> {
 
   private async commit(batch: Pending[]): Promise<void> {
     const rt = this.rt;
-    const events = await rt.driver.transaction(async (ops) => {
+    const { events, after } = await rt.driver.transaction(async (ops) => {
       const now = rt.options.clock.now();
       const current = await lockCurrentAttempts(rt, ops, batch.map((p) => p.ref));
       const transitions: Transition[] = [];
@@ -189,8 +198,10 @@ export class Completer<Tx> {
         const row = current.get(p.ref.id);
         if (row) transitions.push(decide(rt, row, p.outcome, now));
       }
-      return applyTransitions(rt, ops, transitions, now);
+      const events = await applyTransitions(rt, ops, transitions, now);
+      return { events, after: this.hook ? await this.hook(ops) : null };
     });
     for (const e of events) rt.events.emit(e);
+    after?.();
   }
 }

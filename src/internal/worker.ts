@@ -5,7 +5,7 @@
  * PostgreSQL), on a timer for the next scheduled work, on freed slots, and on a slow
  * safety poll; it never busy-polls.
  */
-import type { AttemptRef, WorkRow } from "../driver/driver.js";
+import type { AttemptRef, ClaimResult, TxOps, WorkRow } from "../driver/driver.js";
 import type { TimerHandle } from "../clock.js";
 import { Completer } from "./completer.js";
 import { AttemptAbortedError, runAction, runMutation, type AbortCause } from "./executor.js";
@@ -54,7 +54,7 @@ export class Worker<Tx> {
   private saturated = false;
 
   constructor(private readonly rt: PoolRuntime<Tx>) {
-    this.completer = new Completer(rt);
+    this.completer = new Completer(rt, (ops) => this.claimInTransaction(ops));
     this.maintenance = new Maintenance(rt);
   }
 
@@ -204,19 +204,45 @@ export class Worker<Tx> {
     }, delay);
   }
 
+  /** How many rows the next claim may take (local cap), or 0. */
+  private claimLimit(): number {
+    const local = this.rt.options.concurrency;
+    // The attempts whose results are being written still count against the local cap.
+    return local === null ? CLAIM_BATCH : Math.max(0, Math.min(CLAIM_BATCH, local - this.inflight.size));
+  }
+
   private async claimOnce(): Promise<number> {
     const { rt } = this;
-    const local = rt.options.concurrency;
-    const limit = local === null ? CLAIM_BATCH : Math.min(CLAIM_BATCH, local - this.inflight.size);
+    const limit = this.claimLimit();
     // At the local cap: a finishing attempt wakes the worker again.
-    if (limit <= 0) return 0;
+    if (limit === 0) return 0;
     const now = rt.options.clock.now();
     const res = await rt.driver.claim(rt.pool, { workerId: rt.workerId, now, leaseUntil: now + rt.options.leaseMs, limit });
-    rt.logger.level = res.config.logLevel;
+    this.applyClaim(res, now);
+    return res.claimed.length;
+  }
+
+  private applyClaim(res: ClaimResult, now: number): void {
+    this.rt.logger.level = res.config.logLevel;
     this.nextRunAt = res.nextRunAt;
     this.saturated = res.running >= res.config.maxParallelism;
     for (const row of res.claimed) this.begin(row, now);
-    return res.claimed.length;
+  }
+
+  /**
+   * Inside a completion transaction of a started worker: claim work for the slots it
+   * frees, so a busy pool pays one commit per batch instead of two. The claimed
+   * attempts start after the commit.
+   */
+  private async claimInTransaction(ops: TxOps<Tx>): Promise<(() => void) | null> {
+    if (!ops.claim || !this.started || this.stopping) return null;
+    // Completed attempts are still in `inflight` until this commit; subtract the batch later.
+    const limit = this.claimLimit();
+    if (limit === 0) return null;
+    const { rt } = this;
+    const now = rt.options.clock.now();
+    const res = await ops.claim(rt.pool, { workerId: rt.workerId, now, leaseUntil: now + rt.options.leaseMs, limit });
+    return () => this.applyClaim(res, now);
   }
 
   private begin(row: WorkRow, now: number): void {

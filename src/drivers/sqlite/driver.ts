@@ -16,7 +16,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database } from "better-sqlite3";
-import { DRIVER, type AttemptRef, type ClaimResult, type Driver, type FinishWrite, type HeartbeatResult, type NewWork, type OnCompleteWrite, type PoolConfig, type PoolCounts, type PoolStats, type RescheduleWrite, type Store, type TxOps, type WorkRow } from "../../driver/driver.js";
+import { DRIVER, type AttemptRef, type ClaimOptions, type ClaimResult, type Driver, type FinishWrite, type HeartbeatResult, type NewWork, type OnCompleteWrite, type PoolConfig, type PoolCounts, type PoolStats, type RescheduleWrite, type Store, type TxOps, type WorkRow } from "../../driver/driver.js";
 import { loadMigrations, schemaTooNewError } from "../../driver/migrations.js";
 import { Mutex } from "../../internal/mutex.js";
 import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
@@ -147,8 +147,13 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     });
   }
 
-  claim(pool: string, opts: { workerId: string; now: number; leaseUntil: number; limit: number }): Promise<ClaimResult> {
-    return this.write(() => {
+  claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
+    return this.write(() => this.claimRows(pool, opts));
+  }
+
+  /** The claim's statements; the caller holds the write lock (its own or an open transaction). */
+  private claimRows(pool: string, opts: ClaimOptions): ClaimResult {
+    {
       const poolRow = this.stmts.readPool.get(pool) as SqlitePoolRow | undefined;
       if (!poolRow) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
       const config = toPoolConfig(poolRow);
@@ -162,7 +167,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
               .sort((a, b) => a.runAt - b.runAt || (a.id < b.id ? -1 : 1));
       const next = (this.stmts.nextRunAt.get(pool) as { t: number | null }).t;
       return { claimed, config, running: running + claimed.length, nextRunAt: next };
-    });
+    }
   }
 
   heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult> {
@@ -222,6 +227,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   private makeTxOps(): TxOps<Database> {
     return {
     tx: this.db,
+    claim: async (pool, opts) => this.claimRows(pool, opts),
     lockWork: async (pool, ids) => (this.stmts.readWork.all(pool, JSON.stringify(ids)) as SqliteWorkRow[]).map(toWorkRow),
     lockExpired: async (pool, now, limit) => (this.stmts.expired.all(pool, now, limit) as SqliteWorkRow[]).map(toWorkRow),
     lockOnCompleteDue: async (pool, now, limit) => (this.stmts.onCompleteDue.all(pool, now, limit) as SqliteWorkRow[]).map(toWorkRow),
