@@ -257,10 +257,11 @@ export class Workpool<Tx = unknown> {
   /**
    * Cancels work. Pending work (also work waiting to retry) finishes `canceled` at once;
    * running work has its signal aborted and finishes `canceled`, never retried. Finished
-   * or unknown work is left as it is.
+   * or unknown work is left as it is. Resolves true if this call canceled the work (or
+   * asked its running attempt to stop), false if it was finished or already being canceled.
    */
-  async cancel(id: WorkId): Promise<void> {
-    await this.cancelIds(checkIds("id", [id]));
+  async cancel(id: WorkId): Promise<boolean> {
+    return (await this.cancelIds(checkIds("id", [id]))) > 0;
   }
 
   /** Cancels all unfinished work enqueued before `before` (default: now). Returns how many. */

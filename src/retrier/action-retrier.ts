@@ -153,17 +153,14 @@ export class ActionRetrier<Tx = unknown> {
    * Cancels a run. A run waiting to start or to retry completes as `canceled` at once; a
    * running attempt has its `ctx.signal` aborted, is not retried, and the run completes as
    * `canceled` when the attempt returns. Resolves true if this call canceled the run, false
-   * if it had already completed or was already being canceled. (Two concurrent calls for
-   * the same run may both see true.) Throws UnknownRunError for a run that does not exist.
+   * if it had already completed or was already being canceled (decided inside the cancel
+   * transaction, so of two concurrent calls only one sees true). Throws UnknownRunError for
+   * a run that does not exist.
    */
   async cancel(runId: RunId): Promise<boolean> {
     checkRunId(runId);
-    const before = await this.readRun(runId);
-    if (before.state === "finished" || before.cancelRequested) return false;
-    await this.pool.cancel(runId);
-    const after = await this.readRun(runId);
-    if (after.state === "finished") return after.result !== null && (JSON.parse(after.result) as RunResult).kind === "canceled";
-    return after.cancelRequested;
+    await this.readRun(runId);
+    return this.pool.cancel(runId);
   }
 
   /**

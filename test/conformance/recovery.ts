@@ -69,10 +69,12 @@ export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
       const started = nextEvent(pool, "started");
       const step = pool.runOnce();
       await started;
+      const leaseEnd = async () => (await t.driver.readWork(pool.name, [id]))[0]!.leaseUntil!;
       for (let i = 0; i < 10; i++) {
-        t.clock.advance(1000);
-        await new Promise((r) => setImmediate(r));
-        await new Promise((r) => setImmediate(r));
+        t.clock.advance(1000); // the heartbeat interval: leaseMs / 3
+        // Wait (bounded) for the heartbeat this step fired to land: a renewed lease ends a full leaseMs from now.
+        for (let n = 0; n < 2000 && (await leaseEnd()) < t.clock.now() + 3000; n++) await new Promise((r) => setTimeout(r, 1));
+        expect(await leaseEnd()).toBe(t.clock.now() + 3000);
       }
       expect((await other.runOnce()).rescued).toBe(0);
       gate.resolve();
