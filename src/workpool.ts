@@ -119,22 +119,44 @@ export class Workpool<Tx = unknown> {
 
   /** Enqueues an action. Resolves with its id once committed (or written into `tx`). */
   enqueueAction<A, R, C = unknown>(handle: ActionHandle<A, R>, args: A, options?: ActionEnqueueOptions<Tx, C, R>): Promise<WorkId> {
-    return this.insert(this.prepare("action", handle, [args], options, "args")).then((ids) => ids[0]!);
+    return this.enqueue("action", handle, () => [args], options, "args").then((ids) => ids[0]!);
   }
 
   /** Enqueues a mutation. Resolves with its id once committed (or written into `tx`). */
   enqueueMutation<A, R, C = unknown>(handle: MutationHandle<A, R>, args: A, options?: EnqueueOptions<Tx, C, R>): Promise<WorkId> {
-    return this.insert(this.prepare("mutation", handle, [args], options, "args")).then((ids) => ids[0]!);
+    return this.enqueue("mutation", handle, () => [args], options, "args").then((ids) => ids[0]!);
   }
 
   /** Enqueues one action per element of `argsArray`, in one transaction. */
   enqueueActionBatch<A, R, C = unknown>(handle: ActionHandle<A, R>, argsArray: readonly A[], options?: ActionEnqueueOptions<Tx, C, R>): Promise<WorkId[]> {
-    return this.insert(this.prepare("action", handle, checkBatch(argsArray), options, "argsArray"));
+    return this.enqueue("action", handle, () => checkBatch(argsArray), options, "argsArray");
   }
 
   /** Enqueues one mutation per element of `argsArray`, in one transaction. */
   enqueueMutationBatch<A, R, C = unknown>(handle: MutationHandle<A, R>, argsArray: readonly A[], options?: EnqueueOptions<Tx, C, R>): Promise<WorkId[]> {
-    return this.insert(this.prepare("mutation", handle, checkBatch(argsArray), options, "argsArray"));
+    return this.enqueue("mutation", handle, () => checkBatch(argsArray), options, "argsArray");
+  }
+
+  /**
+   * Validates, then writes. Bad input rejects the returned promise, except with `tx` on a
+   * synchronous store (SQLite): there it throws, so the caller's synchronous
+   * `db.transaction()` rolls back instead of committing without the work.
+   */
+  private enqueue(kind: "action" | "mutation", handle: unknown, argsList: () => readonly unknown[], options: unknown, argsField: string): Promise<WorkId[]> {
+    const throwsSync = this.driver.synchronousTx && typeof options === "object" && options !== null && (options as { tx?: unknown }).tx !== undefined;
+    let prepared: { rows: NewWork[]; tx: Tx | undefined };
+    try {
+      prepared = this.prepare(kind, handle, argsList(), options, argsField);
+    } catch (e) {
+      if (throwsSync) throw e;
+      return Promise.reject(e);
+    }
+    if (throwsSync) return this.insert(prepared);
+    try {
+      return this.insert(prepared);
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /** Validates everything and builds the rows; throws before anything is written. */

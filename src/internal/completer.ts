@@ -151,7 +151,7 @@ export class Completer<Tx> {
   submit(ref: AttemptRef, outcome: AttemptOutcome): Promise<void> {
     return new Promise<void>((resolve) => {
       this.buffer.push({ ref, outcome, resolve });
-      queueMicrotask(() => void this.flush());
+      setImmediate(() => void this.flush());
     });
   }
 

@@ -20,6 +20,10 @@ interface Inflight {
   controller: AbortController;
   /** Settles when the attempt's result is written (or dropped). */
   done: Promise<void>;
+  /** Set (synchronously) once the action's outcome went to the Completer: stop() must not hand it back. */
+  submitted: boolean;
+  /** Set (synchronously) when stop() hands the attempt back: a late outcome is dropped. */
+  handedBack: boolean;
 }
 
 /** What {@link Worker.runOnce} did. */
@@ -114,10 +118,15 @@ export class Worker<Tx> {
 
   /** Aborts still-running actions with cause "shutdown" and releases them in the store. */
   private async handBack(): Promise<void> {
-    const left = [...this.inflight.values()].filter((f) => f.row.kind === "action");
+    // Attempts whose outcome is already with the Completer are written by the flush that
+    // follows; handing them back would run a finished action again.
+    const left = [...this.inflight.values()].filter((f) => f.row.kind === "action" && !f.submitted);
     if (!left.length) return;
     const refs: AttemptRef[] = left.map((f) => ({ id: f.row.id, attempt: f.row.attempt }));
-    for (const f of left) this.abort(f, "shutdown");
+    for (const f of left) {
+      f.handedBack = true;
+      this.abort(f, "shutdown");
+    }
     const now = this.rt.options.clock.now();
     await this.rt.driver.transaction((ops) => ops.release(refs, now));
     for (const f of left) this.inflight.delete(f.row.id);
@@ -152,7 +161,7 @@ export class Worker<Tx> {
     if (!this.started || this.stopping) return;
     this.wakeRequested = true;
     if (!this.pumping) {
-      this.pumping = this.pump().finally(() => {
+      this.pumping = new Promise<void>((r) => setImmediate(r)).then(() => this.pump()).finally(() => {
         this.pumping = null;
       });
     }
@@ -257,8 +266,8 @@ export class Worker<Tx> {
       startLagMs: Math.max(0, now - row.runAt),
     });
     const controller = new AbortController();
-    const entry: Inflight = { row, controller, done: Promise.resolve() };
-    entry.done = this.execute(row, controller)
+    const entry: Inflight = { row, controller, done: Promise.resolve(), submitted: false, handedBack: false };
+    entry.done = this.execute(entry)
       .catch((e) => rt.logger.error(`workpool: attempt ${row.attempt} of ${row.id} could not be recorded; its lease will expire and it will be rescued`, e))
       .finally(() => {
         if (this.inflight.get(row.id) === entry) this.inflight.delete(row.id);
@@ -272,15 +281,18 @@ export class Worker<Tx> {
     this.ensureHeartbeat();
   }
 
-  private async execute(row: WorkRow, controller: AbortController): Promise<void> {
+  private async execute(entry: Inflight): Promise<void> {
     const { rt } = this;
+    const { row, controller } = entry;
     if (row.kind === "mutation") {
       const events = await runMutation(rt, row);
       for (const e of events) rt.events.emit(e);
       return;
     }
     const outcome = await runAction(rt, row, controller);
-    if (outcome) await this.completer.submit({ id: row.id, attempt: row.attempt }, outcome);
+    if (!outcome || entry.handedBack) return;
+    entry.submitted = true;
+    await this.completer.submit({ id: row.id, attempt: row.attempt }, outcome);
   }
 
   private abort(f: Inflight, cause: AbortCause): void {

@@ -141,6 +141,29 @@ export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(pool.running).toBe(0);
     });
 
+    test("stop() never hands back an attempt whose result is already queued (it would run twice)", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      const gate = deferred();
+      let runs = 0;
+      const job = pool.defineAction("job", async () => {
+        runs++;
+        await gate.promise;
+        return "once";
+      });
+      const id = await pool.enqueueAction(job, {});
+      const started = nextEvent(pool, "started");
+      await pool.start();
+      await started;
+      gate.resolve();
+      // Microtasks only: the outcome reaches the completer, whose write waits for a macrotask.
+      for (let i = 0; i < 50; i++) await Promise.resolve();
+      await pool.stop({ timeoutMs: 0 });
+      expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: "once" } });
+      expect((await pool.runOnce()).claimed).toBe(0);
+      expect(runs).toBe(1);
+    });
+
     test("a started pool runs work enqueued later and scheduled work when its time comes", async () => {
       const t = await ctx();
       const pool = t.pool();

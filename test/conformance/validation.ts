@@ -100,6 +100,18 @@ export function defineValidationTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(counts.pending + counts.running).toBe(0);
     });
 
+    test("without tx, bad input rejects the returned promise rather than throwing", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      const a = pool.defineAction("a", (_c, _args: unknown) => 1);
+      let promise: Promise<unknown> | undefined;
+      expect(() => {
+        promise = pool.enqueueAction(a, { f: () => 1 });
+      }).not.toThrow();
+      await expect(promise).rejects.toThrow(/args.f: a function is not JSON/);
+      await expect(pool.enqueueActionBatch(a, "x" as never)).rejects.toThrow(/argsArray: must be an array/);
+    });
+
     test("scheduled times are clamped like boundScheduledTime, and logged", async () => {
       const t = await ctx();
       const pool = t.pool();

@@ -64,3 +64,42 @@ test("opening the same file twice migrates once", async () => {
   await a.close();
   await b.close();
 });
+
+test("with { tx }, bad input throws synchronously so the caller's transaction rolls back", async () => {
+  const tmp = tempDbPath();
+  cleanups.push(() => tmp.remove());
+  const db = new BetterSqlite3(tmp.path);
+  cleanups.push(() => db.close());
+  db.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY)");
+  const store = sqliteStore({ database: db });
+  const pool = new Workpool(store, { logger: quiet });
+  const a = pool.defineAction("a", () => 1);
+  const place = db.transaction(() => {
+    db.prepare("INSERT INTO orders DEFAULT VALUES").run();
+    void pool.enqueueAction(a, { when: new Date() } as never, { tx: db });
+  });
+  expect(() => place()).toThrow(/args.when: a Date is not plain JSON/);
+  expect((db.prepare("SELECT count(*) AS n FROM orders").get() as { n: number }).n).toBe(0);
+  // Without tx the same mistake rejects the promise instead of throwing.
+  const p = pool.enqueueAction(a, { when: new Date() } as never);
+  await expect(p).rejects.toThrow(/args.when/);
+  await store.close();
+});
+
+test("a { tx } connection to another database file is rejected", async () => {
+  const tmp = tempDbPath();
+  const other = tempDbPath();
+  cleanups.push(() => tmp.remove(), () => other.remove());
+  const store = sqliteStore({ filename: tmp.path });
+  const wrong = new BetterSqlite3(other.path);
+  const memory = new BetterSqlite3(":memory:");
+  cleanups.push(() => wrong.close(), () => memory.close());
+  const pool = new Workpool(store, { logger: quiet });
+  const a = pool.defineAction("a", () => 1);
+  expect(() => pool.enqueueAction(a, {}, { tx: wrong })).toThrow(/tx: is a connection to ".*", but this store uses/);
+  expect(() => pool.enqueueAction(a, {}, { tx: memory })).toThrow(/tx: is a connection to an in-memory database/);
+  const same = new BetterSqlite3(tmp.path);
+  cleanups.push(() => same.close());
+  await pool.enqueueAction(a, {}, { tx: same });
+  await store.close();
+});

@@ -18,11 +18,25 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database } from "better-sqlite3";
 import { DRIVER, type AttemptRef, type ClaimOptions, type ClaimResult, type Driver, type FinishWrite, type HeartbeatResult, type NewWork, type OnCompleteWrite, type PoolConfig, type PoolCounts, type PoolStats, type RescheduleWrite, type Store, type TxOps, type WorkRow } from "../../driver/driver.js";
 import { loadMigrations, schemaTooNewError } from "../../driver/migrations.js";
+import { InvalidArgumentError } from "../../errors.js";
 import { Mutex } from "../../internal/mutex.js";
 import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
 
 const MIGRATIONS_DIR = new URL("./migrations/", import.meta.url);
+
+const mainFiles = new WeakMap<Database, string>();
+
+/** Absolute path of a connection's main database file ("" for an in-memory database). */
+function mainFileOf(db: Database): string {
+  let file = mainFiles.get(db);
+  if (file === undefined) {
+    const list = db.pragma("database_list") as { name: string; file: string }[];
+    file = list.find((d) => d.name === "main")?.file ?? "";
+    mainFiles.set(db, file);
+  }
+  return file;
+}
 
 /** Applies missing migrations synchronously, under SQLite's write lock (safe across processes). */
 export function migrateSqlite(db: Database): void {
@@ -126,6 +140,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
    */
   insertWork(rows: readonly NewWork[], tx?: Database): Promise<void> {
     if (tx !== undefined) {
+      this.checkSameDatabase(tx);
       const insert = statementsFor(tx).insertWork;
       // db.transaction nests as a savepoint when the caller already has one open.
       tx.transaction(() => {
@@ -137,6 +152,16 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     return this.write(() => {
       for (const row of rows) this.stmts.insertWork.run(insertParams(row));
     }).then(() => this.wakeSoon(rows));
+  }
+
+  /** A `tx` on another database would put the work where no worker of this store looks. */
+  private checkSameDatabase(tx: Database): void {
+    if (tx === this.db) return;
+    const theirs = mainFileOf(tx);
+    const ours = mainFileOf(this.db);
+    if (theirs === "" || theirs !== ours) {
+      throw new InvalidArgumentError("tx", `is a connection to ${theirs ? `"${theirs}"` : "an in-memory database"}, but this store uses ${ours ? `"${ours}"` : "an in-memory database"}; pass a connection to the store's database file`);
+    }
   }
 
   private wakeSoon(rows: readonly NewWork[]): void {
