@@ -191,7 +191,8 @@ export class Worker<Tx> {
     if (this.pollTimer) clock.clearTimeout(this.pollTimer);
     const poll = this.rt.options.pollIntervalMs ?? this.rt.driver.pollIntervalMs;
     let delay = poll;
-    if (this.claimFailures) delay = Math.min(30_000, poll * 2 ** Math.min(this.claimFailures, 8));
+    // After a failed claim (database down): back off from 100 ms, whatever the poll interval.
+    if (this.claimFailures) delay = Math.min(30_000, 100 * 2 ** Math.min(this.claimFailures, 9));
     else if (this.nextRunAt !== null && !this.saturated) delay = Math.min(poll, Math.max(0, this.nextRunAt - clock.now()));
     this.pollTimer = clock.setTimeout(() => {
       this.pollTimer = null;

@@ -26,10 +26,17 @@ export function defineParallelismTests<Tx>(harness: StoreHarness<Tx>): void {
       const job = a.defineAction("job", fn);
       b.defineAction("job", fn);
       await a.enqueueActionBatch(job, Array.from({ length: 10 }, (_, i) => i));
+      // Count claims, to release the handlers only once both workers have claimed.
+      let claims = 0;
+      const claim = t.driver.claim.bind(t.driver);
+      t.driver.claim = async (pool, opts) => {
+        const r = await claim(pool, opts);
+        claims++;
+        return r;
+      };
       const stepA = a.runOnce();
       const stepB = b.runOnce();
-      // Let both claims commit before releasing the handlers.
-      while (a.running + b.running < 3) await new Promise((r) => setImmediate(r));
+      while (claims < 2) await new Promise((r) => setImmediate(r));
       const counts = await t.driver.counts("p", t.clock.now());
       expect(counts.running).toBe(3);
       expect(counts.pending).toBe(7);

@@ -5,8 +5,9 @@
  */
 import type { PoolClient } from "pg";
 import type pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
-import { appPool, dropSchema, randomSchema } from "../helpers/postgres.js";
+import { appPool, dropSchema, holdServerShared, randomSchema } from "../postgres/helpers.js";
 import type { HarnessStore, StoreHarness } from "./harness.js";
 import { defineConformanceSuite } from "./suite.js";
 
@@ -66,5 +67,14 @@ const harness: StoreHarness<PoolClient> = {
     return rows[0]!.n;
   },
 };
+
+// Keeps the chaos test (which restarts the server) from running at the same time.
+let releaseServer: (() => Promise<void>) | null = null;
+beforeAll(async () => {
+  releaseServer = await holdServerShared();
+});
+afterAll(async () => {
+  await releaseServer?.();
+});
 
 defineConformanceSuite(harness);

@@ -103,3 +103,46 @@ test("a { tx } connection to another database file is rejected", async () => {
   await pool.enqueueAction(a, {}, { tx: same });
   await store.close();
 });
+
+test("async work a handler leaves behind does not slip into a later transaction", async () => {
+  const tmp = tempDbPath();
+  cleanups.push(() => tmp.remove());
+  const store = sqliteStore({ filename: tmp.path });
+  const pool = new Workpool(store, { logger: quiet });
+  const a = pool.defineAction("a", () => 1);
+  const order: string[] = [];
+  let fireLeftover!: () => void;
+  const leftoverFired = new Promise<void>((resolve) => (fireLeftover = resolve));
+  let leftover: Promise<string> | undefined;
+  const first = pool.defineMutation("first", () => {
+    // Runs in this handler's async context, long after its transaction committed.
+    void leftoverFired.then(() => {
+      leftover = pool.enqueueAction(a, {}).then((id) => {
+        order.push("leftover enqueue committed");
+        return id;
+      });
+    });
+  });
+  let secondRunning!: () => void;
+  const secondStarted = new Promise<void>((resolve) => (secondRunning = resolve));
+  let releaseSecond!: () => void;
+  const secondGate = new Promise<void>((resolve) => (releaseSecond = resolve));
+  const second = pool.defineMutation("second", async () => {
+    secondRunning();
+    await secondGate;
+    order.push("second mutation done");
+  });
+  await pool.enqueueMutation(first, {});
+  await pool.runOnce();
+  await pool.enqueueMutation(second, {});
+  const step = pool.runOnce();
+  await secondStarted;
+  fireLeftover();
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  releaseSecond();
+  await step;
+  await leftover;
+  // The leftover call waited for the open transaction instead of running inside it.
+  expect(order).toEqual(["second mutation done", "leftover enqueue committed"]);
+  await store.close();
+});

@@ -3,21 +3,28 @@
  * connection for wake-ups.
  *
  * Why it is shaped this way:
- * - The global maxParallelism is enforced in `claim`: one transaction locks the pool's
- *   row (FOR UPDATE), so claims of one pool run one at a time across every process, then
- *   counts running work and takes at most the free slots with FOR UPDATE SKIP LOCKED.
- * - Everything that can be one statement is one statement in autocommit (enqueue,
+ * - The global maxParallelism is enforced in `claim`, a function in the schema run in one
+ *   transaction: it locks the pool's row (FOR UPDATE), so claims of one pool run one at a
+ *   time across every process, then counts running work and takes at most the free
+ *   slots with FOR UPDATE SKIP LOCKED.
+ * - Everything that can be one statement is one statement in autocommit (claim, enqueue,
  *   heartbeat, leadership, reads); batches are arrays, never one statement per row.
  * - Transactions that await handlers hold their own client; the rest of the driver keeps
  *   working on other connections of the pool meanwhile.
+ * - Calls a handler makes to the pool from inside its transaction (a mutation calling
+ *   `pool.status`, `pool.cancel`, enqueue without `tx`) run on that transaction's client,
+ *   as the SQLite store does: they see and join the handler's writes, and cannot wait on
+ *   the handler's own row locks (which would never be released) or on a free connection.
  * - Connection faults surface as rejected promises. The core retries claims, result
  *   writes and heartbeats with backoff; the pool replaces dead connections; the
  *   listener reconnects by itself.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Client, Pool, PoolClient } from "pg";
 import {
   DRIVER,
   type AttemptRef,
+  type ClaimOptions,
   type ClaimResult,
   type Driver,
   type HeartbeatResult,
@@ -30,11 +37,13 @@ import {
   type WorkRow,
 } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
+import { Mutex } from "../../internal/mutex.js";
 import { inTransaction, run } from "./connection.js";
 import { Listener } from "./listener.js";
 import { migratePostgres } from "./migrate.js";
 import { channelName } from "./names.js";
-import { byRunAtThenId, insertArrays, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
+import { claimOn } from "./claim.js";
+import { insertArrays, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
 import { PgTxOps } from "./tx-ops.js";
 
@@ -52,12 +61,18 @@ export interface PostgresDriverConfig {
   pollIntervalMs: number;
 }
 
+/** One of our open transactions, as seen by code running inside it. */
+interface OpenTx {
+  ops: PgTxOps;
+  /** False once the transaction's function settled: later calls must not join it. */
+  open: boolean;
+  /** Nested transactions (savepoints) on one client take turns. */
+  nested: Mutex;
+}
+
 function closedError(): Error {
   return new Error("workpool: this PostgreSQL store is closed (close() was called); create a new store");
 }
-
-/** A row of the claim statement: summary columns plus a claimed row (all null if none). */
-type ClaimRow = { running_count: number; next_run_at: string | number | null } & ({ id: string } & PgWorkRow | { id: null });
 
 /** The PostgreSQL implementation of the driver interface; also the Store users hold. */
 export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
@@ -75,6 +90,8 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   private readonly stmts: Statements;
   private readonly channel: string;
   private migrated: Promise<void> | null = null;
+  /** The transaction the current async context runs in, if any. */
+  private readonly inside = new AsyncLocalStorage<OpenTx>();
   private closing: Promise<void> | null = null;
 
   constructor(config: PostgresDriverConfig) {
@@ -116,8 +133,19 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     return this.pool;
   }
 
+  /** Our transaction the caller runs inside (a handler calling the pool), if still open. */
+  private joined(): OpenTx | null {
+    const tx = this.inside.getStore();
+    return tx?.open ? tx : null;
+  }
+
+  /** Where a call made on behalf of the application runs: inside the handler's transaction, or on the pool. */
+  private get app(): Pool | PoolClient {
+    return this.joined()?.ops.tx ?? this.db;
+  }
+
   async ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
-    const { rows } = await run<PgPoolRow>(this.db, this.stmts.upsertPool, [
+    const { rows } = await run<PgPoolRow>(this.app, this.stmts.upsertPool, [
       pool,
       seed.maxParallelism,
       seed.logLevel,
@@ -126,13 +154,13 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     ]);
     // A changed limit concerns workers in every process (a raised one frees slots).
     if (overrides.maxParallelism !== undefined || overrides.logLevel !== undefined) {
-      await run(this.db, this.stmts.notify, [this.channel, pool]);
+      await run(this.app, this.stmts.notify, [this.channel, pool]);
     }
     return toPoolConfig(rows[0]!);
   }
 
   async readPoolConfig(pool: string): Promise<PoolConfig | null> {
-    const { rows } = await run<PgPoolRow>(this.db, this.stmts.readPool, [pool]);
+    const { rows } = await run<PgPoolRow>(this.app, this.stmts.readPool, [pool]);
     return rows[0] ? toPoolConfig(rows[0]) : null;
   }
 
@@ -145,7 +173,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     if (!rows.length) return;
     const params = [...insertArrays(rows), this.channel];
     if (tx === undefined) {
-      await run(this.db, this.stmts.insertWork, params);
+      await run(this.app, this.stmts.insertWork, params);
       return;
     }
     if (tx === null || typeof tx !== "object" || typeof (tx as { query?: unknown }).query !== "function") {
@@ -155,23 +183,9 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     await run(tx, this.stmts.insertWork, params);
   }
 
-  async claim(pool: string, opts: { workerId: string; now: number; leaseUntil: number; limit: number }): Promise<ClaimResult> {
-    return inTransaction(this.db, async (client) => {
-      const poolRow = (await run<PgPoolRow>(client, this.stmts.lockPool, [pool])).rows[0];
-      if (!poolRow) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
-      const config = toPoolConfig(poolRow);
-      const { rows } = await run<ClaimRow>(client, this.stmts.claim, [pool, opts.workerId, opts.now, opts.leaseUntil, opts.limit, config.maxParallelism]);
-      const first = rows[0]!;
-      const claimed: WorkRow[] = [];
-      for (const r of rows) if (r.id !== null) claimed.push(toWorkRow(r as PgWorkRow));
-      claimed.sort(byRunAtThenId);
-      return {
-        claimed,
-        config,
-        running: first.running_count + claimed.length,
-        nextRunAt: first.next_run_at === null ? null : Number(first.next_run_at),
-      };
-    });
+  /** One statement in autocommit: see claim() in the migration. */
+  async claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
+    return claimOn(this.db, this.stmts, pool, opts);
   }
 
   async heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult> {
@@ -195,15 +209,25 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
 
   async readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {
     if (!ids.length) return [];
-    return (await run<PgWorkRow>(this.db, this.stmts.readWork, [pool, ids])).rows.map(toWorkRow);
+    return (await run<PgWorkRow>(this.app, this.stmts.readWork, [pool, ids])).rows.map(toWorkRow);
   }
 
   async listCancelable(pool: string, before: number, limit: number): Promise<string[]> {
-    return (await run<{ id: string }>(this.db, this.stmts.listCancelable, [pool, before, limit])).rows.map((r) => r.id);
+    return (await run<{ id: string }>(this.app, this.stmts.listCancelable, [pool, before, limit])).rows.map((r) => r.id);
   }
 
+  /** BEGIN ... COMMIT on a client of the pool; nested in one of ours (cancel() from a mutation), a savepoint. */
   async transaction<T>(fn: (ops: TxOps<PoolClient>) => Promise<T>): Promise<T> {
-    return inTransaction(this.db, (client) => fn(new PgTxOps(client, this.stmts, this.channel)));
+    const outer = this.joined();
+    if (outer) return outer.nested.run(() => outer.ops.savepoint(() => fn(outer.ops)));
+    return inTransaction(this.db, async (client) => {
+      const tx: OpenTx = { ops: new PgTxOps(client, this.stmts, this.channel), open: true, nested: new Mutex() };
+      try {
+        return await this.inside.run(tx, () => fn(tx.ops));
+      } finally {
+        tx.open = false;
+      }
+    });
   }
 
   async acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean> {
@@ -221,15 +245,15 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
 
   async deleteFinishedWork(pool: string, ids: readonly string[]): Promise<string[]> {
     if (!ids.length) return [];
-    return (await run<{ id: string }>(this.db, this.stmts.deleteFinishedWork, [pool, ids])).rows.map((r) => r.id);
+    return (await run<{ id: string }>(this.app, this.stmts.deleteFinishedWork, [pool, ids])).rows.map((r) => r.id);
   }
 
   async readStats(pool: string): Promise<PoolStats> {
-    return toPoolStats((await run<PgStatsRow>(this.db, this.stmts.readStats, [pool])).rows[0]);
+    return toPoolStats((await run<PgStatsRow>(this.app, this.stmts.readStats, [pool])).rows[0]);
   }
 
   async counts(pool: string, now: number): Promise<PoolCounts> {
-    const row = (await run<{ pending: number; due: number; running: number }>(this.db, this.stmts.counts, [pool, now])).rows[0]!;
+    const row = (await run<{ pending: number; due: number; running: number }>(this.app, this.stmts.counts, [pool, now])).rows[0]!;
     return { pending: row.pending, running: row.running, backlog: row.due };
   }
 

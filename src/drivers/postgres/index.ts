@@ -36,6 +36,9 @@ export type PostgresStore = Store<PoolClient> & {
   readonly schema: string;
 };
 
+/** Idle time before TCP keepalive probes start on connections the store opens, ms. */
+const KEEPALIVE_DELAY_MS = 10_000;
+
 /** Client constructor of a pool: pg-pool keeps the one it was built with (pg or pg-native). */
 type ClientClass = new (config?: ClientConfig) => Client;
 
@@ -81,9 +84,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     listenConfig = { ...givenPool.options };
     ListenClient = (givenPool as unknown as { Client?: ClientClass }).Client ?? pg.Client;
   } else {
-    listenConfig = { connectionString, keepAlive: true };
+    listenConfig = { connectionString };
     ListenClient = pg.Client;
-    pool = new pg.Pool({ connectionString, keepAlive: true, allowExitOnIdle: true });
+    pool = new pg.Pool({ connectionString, keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS, allowExitOnIdle: true });
     // An idle connection that dies (server restart, terminated backend) is reported on
     // the pool; the pool has already discarded it and opens a new one when needed.
     // Without a listener Node would treat the event as fatal.
@@ -92,7 +95,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   return new PostgresDriver({
     pool,
     ownsPool: givenPool === undefined,
-    newListenClient: () => new ListenClient({ ...listenConfig, keepAlive: true }),
+    // TCP keepalive, so a LISTEN connection cut without a reset (a dead network path) is
+    // noticed and reopened instead of silently waiting forever.
+    newListenClient: () => new ListenClient({ ...listenConfig, keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS }),
     schema,
     pollIntervalMs,
   });

@@ -30,6 +30,10 @@ export class Listener {
   private readonly debounce = new Map<string, Debounce>();
   /** The current connection, from connect() until it drops or is closed. */
   private client: Client | null = null;
+  /** Settles when the current connect-and-LISTEN attempt has finished (either way). */
+  private connecting: Promise<void> | null = null;
+  /** Counts connect attempts, to tell the current one from older ones. */
+  private attempts = 0;
   private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private failures = 0;
   private closed = false;
@@ -77,13 +81,6 @@ export class Listener {
     await this.disconnect();
   }
 
-  /** Resolves once LISTEN is established (or the attempt failed); for tests. */
-  async ready(): Promise<void> {
-    await this.connecting;
-  }
-
-  private connecting: Promise<void> | null = null;
-
   private ensureConnected(): void {
     if (this.closed || this.client || this.reconnectTimer) return;
     const client = this.newClient();
@@ -92,6 +89,7 @@ export class Listener {
     client.on("error", dropped);
     client.on("end", () => dropped());
     client.on("notification", (msg: Notification) => this.onNotification(msg));
+    const attempt = ++this.attempts;
     this.connecting = (async () => {
       try {
         await client.connect();
@@ -104,7 +102,8 @@ export class Listener {
       } catch (e) {
         this.onDrop(client, e instanceof Error ? e : new Error(String(e)));
       } finally {
-        this.connecting = null;
+        // A newer attempt may have started meanwhile (disconnect, then subscribe again).
+        if (this.attempts === attempt) this.connecting = null;
       }
     })();
   }

@@ -55,7 +55,6 @@ function sql(schema: string) {
   const s = quoteIdent(schema);
   const work = `${s}.work`;
   const cols = WORK_COLUMNS.join(", ");
-  const wcols = WORK_COLUMNS.map((c) => `w.${c}`).join(", ");
   return {
     insertWork: `WITH ins AS (
       INSERT INTO ${work} (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context)
@@ -74,32 +73,11 @@ function sql(schema: string) {
         log_level = coalesce($5::text, p.log_level)
       RETURNING max_parallelism, log_level`,
     readPool: `SELECT max_parallelism, log_level FROM ${s}.pools WHERE name = $1::text`,
-    lockPool: `SELECT max_parallelism, log_level FROM ${s}.pools WHERE name = $1::text FOR UPDATE`,
     notify: `SELECT pg_notify($1::text, $2::text)`,
 
-    // Runs after lockPool in the same transaction, so its snapshot is taken once every
-    // earlier claim of the pool has committed: the running count is exact or too high
-    // (finishes commit without the pool lock), never too low.
-    // $1 pool, $2 worker, $3 now, $4 lease_until, $5 limit, $6 max_parallelism.
-    claim: `WITH running AS (
-      SELECT count(*)::int AS n FROM ${work} WHERE pool = $1::text AND state = 'running'
-    ), picked AS (
-      SELECT id FROM ${work}
-      WHERE pool = $1::text AND state = 'pending' AND run_at <= $3::bigint
-      ORDER BY run_at, id
-      LIMIT greatest(0, least($5::int, $6::int - (SELECT n FROM running)))
-      FOR UPDATE SKIP LOCKED
-    ), claimed AS (
-      UPDATE ${work} w
-      SET state = 'running', attempt = w.attempt + 1, worker_id = $2::text, lease_until = $4::bigint, started_at = $3::bigint
-      FROM picked p WHERE w.id = p.id
-      RETURNING ${wcols}
-    ), summary AS (
-      SELECT (SELECT n FROM running) AS running_count,
-             (SELECT min(run_at) FROM ${work}
-              WHERE pool = $1::text AND state = 'pending' AND id NOT IN (SELECT id FROM picked)) AS next_run_at
-    )
-    SELECT summary.running_count, summary.next_run_at, claimed.* FROM summary LEFT JOIN claimed ON true`,
+    // See the claim() function in the migration: lock, count, claim, in one round trip.
+    // $1 pool, $2 worker, $3 now, $4 lease_until, $5 limit.
+    claim: `SELECT * FROM ${s}.claim($1::text, $2::text, $3::bigint, $4::bigint, $5::int)`,
 
     // Renews leases still held by this worker on this attempt. Rows locked by another
     // transaction (this worker's own mutation, a commit of results) are skipped rather

@@ -3,7 +3,8 @@
  * on the client that holds it. Each batch write is one statement.
  */
 import type { PoolClient } from "pg";
-import type { AttemptRef, FinishWrite, OnCompleteWrite, PoolStats, RescheduleWrite, TxOps, WorkRow } from "../../driver/driver.js";
+import type { AttemptRef, ClaimOptions, ClaimResult, FinishWrite, OnCompleteWrite, PoolStats, RescheduleWrite, TxOps, WorkRow } from "../../driver/driver.js";
+import { claimOn } from "./claim.js";
 import { run } from "./connection.js";
 import { toWorkRow, type PgWorkRow } from "./rows.js";
 import type { Statements } from "./statements.js";
@@ -17,6 +18,14 @@ export class PgTxOps implements TxOps<PoolClient> {
     private readonly stmts: Statements,
     private readonly channel: string,
   ) {}
+
+  /**
+   * Claims inside this transaction (a completion batch claiming the slots it frees). The
+   * pool row stays locked until this transaction commits, which follows at once.
+   */
+  claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
+    return claimOn(this.tx, this.stmts, pool, opts);
+  }
 
   async lockWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {
     if (!ids.length) return [];

@@ -68,8 +68,11 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   readonly synchronousTx = true;
   readonly [DRIVER]: Driver<Database> = this;
   private readonly lock = new Mutex();
-  /** Set while the current async context runs inside this connection's transaction. */
-  private readonly insideTx = new AsyncLocalStorage<true>();
+  /**
+   * The transaction the current async context runs in. Work a handler starts (a timer, a
+   * wake-up) inherits the context but may outlive the transaction: `open` tells.
+   */
+  private readonly txContext = new AsyncLocalStorage<{ open: boolean }>();
   private readonly stmts: Statements;
   private readonly wakers = new Map<string, Set<() => void>>();
   private savepointSeq = 0;
@@ -91,7 +94,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   async migrate(): Promise<void> {
     // Already migrated when the store was created; inside a transaction there is nothing to do.
-    if (this.insideTx.getStore()) return;
+    if (this.insideTx) return;
     await this.lock.run(() => migrateSqlite(this.db));
   }
 
@@ -104,8 +107,12 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   }
 
   /** Runs `fn` holding the connection: under the lock, or directly when already inside our transaction. */
+  private get insideTx(): boolean {
+    return this.txContext.getStore()?.open === true;
+  }
+
   private exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
-    if (this.insideTx.getStore()) return Promise.resolve().then(fn);
+    if (this.insideTx) return Promise.resolve().then(fn);
     return this.lock.run(fn);
   }
 
@@ -230,9 +237,10 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   transaction<T>(fn: (ops: TxOps<Database>) => Promise<T>): Promise<T> {
     // Nested in one of our transactions (e.g. cancel() called by a mutation): a savepoint.
-    if (this.insideTx.getStore()) return this.txOps.savepoint(() => fn(this.txOps));
-    return this.lock.run(() =>
-      this.insideTx.run(true, async () => {
+    if (this.insideTx) return this.txOps.savepoint(() => fn(this.txOps));
+    return this.lock.run(() => {
+      const context = { open: true };
+      return this.txContext.run(context, async () => {
         const db = this.db;
         db.exec("BEGIN IMMEDIATE");
         try {
@@ -242,9 +250,11 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
         } catch (e) {
           if (db.inTransaction) db.exec("ROLLBACK");
           throw e;
+        } finally {
+          context.open = false;
         }
-      }),
-    );
+      });
+    });
   }
 
   private readonly txOps: TxOps<Database>;

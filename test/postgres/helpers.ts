@@ -1,0 +1,111 @@
+/**
+ * PostgreSQL test helpers: the test server's URL, throwaway schemas, and app pools whose
+ * search_path points at a schema (so app SQL can say `app_rows` unqualified).
+ */
+import { randomBytes } from "node:crypto";
+import { userInfo } from "node:os";
+import pg from "pg";
+
+/** The test database: `DATABASE_URL`, or a local server's `test` database. */
+export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/test";
+
+// node-postgres takes the default user from $USER, which CI shells may not set; libpq
+// (psql) uses the OS account. Do the same here (children inherit it).
+if (!process.env.PGUSER && !process.env.USER) process.env.PGUSER = userInfo().username;
+
+/** A fresh random schema name (not created yet). */
+export function randomSchema(prefix = "wp_test"): string {
+  return `${prefix}_${randomBytes(6).toString("hex")}`;
+}
+
+/** A pg.Pool whose connections use `schema` as search_path; idle-connection errors are ignored. */
+export function appPool(schema: string, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max, options: `-c search_path=${schema}` });
+  pool.on("error", () => undefined);
+  return pool;
+}
+
+/** Runs one statement on a short-lived connection. */
+export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  client.on("error", () => undefined);
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops a schema and everything in it. */
+export async function dropSchema(schema: string): Promise<void> {
+  await adminQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/** A connection URL whose sessions carry `applicationName`, so a test can find and kill exactly them. */
+export function urlWithApplicationName(applicationName: string): string {
+  const url = new URL(DATABASE_URL);
+  url.searchParams.set("application_name", applicationName);
+  return url.toString();
+}
+
+/**
+ * Fault injection: terminates every session of the test database named `applicationName`
+ * (pg_terminate_backend, as a server restart or a network cut would). Returns how many.
+ */
+export async function terminateConnections(applicationName: string): Promise<number> {
+  const rows = await adminQuery<{ n: number }>(
+    `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+     WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = $1`,
+    [applicationName],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** Resolves once `condition()` is true, checking every few ms (for state, never for timing). */
+export async function until(condition: () => boolean | Promise<boolean>, what: string, limitMs = 30_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Advisory lock key that serializes "restarts the server" tests against all other PostgreSQL tests. */
+const SERVER_LOCK_KEY = 0x77706f6f6c; // "wpool"
+
+async function lockClient(sql: string): Promise<pg.Client> {
+  for (let attempt = 1; ; attempt++) {
+    const client = new pg.Client({ connectionString: DATABASE_URL, application_name: "workpool-test-lock" });
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+      await client.query(sql, [SERVER_LOCK_KEY]);
+      return client;
+    } catch (e) {
+      await client.end().catch(() => undefined);
+      // The server may be restarting (another test file's chaos test): try again.
+      if (attempt >= 120) throw e;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+/**
+ * Held by every PostgreSQL test file while it runs (shared), so a test that restarts
+ * the server can wait until no other file uses it. Returns the release function.
+ */
+export async function holdServerShared(): Promise<() => Promise<void>> {
+  const client = await lockClient("SELECT pg_advisory_lock_shared($1)");
+  return () => client.end().catch(() => undefined);
+}
+
+/**
+ * Waits until no other test file holds the server (see {@link holdServerShared}) and
+ * holds it exclusively. A server restart releases it (the session ends); call the
+ * returned function to release it otherwise.
+ */
+export async function holdServerExclusive(): Promise<() => Promise<void>> {
+  const client = await lockClient("SELECT pg_advisory_lock($1)");
+  return () => client.end().catch(() => undefined);
+}

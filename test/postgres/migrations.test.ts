@@ -1,0 +1,82 @@
+/**
+ * PostgreSQL migrations: many stores migrating one schema at once is safe (advisory
+ * lock), a migrated schema is left alone, and a schema newer than the code is refused.
+ */
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { Workpool } from "../../src/index.js";
+import { postgresStore } from "../../src/drivers/postgres/index.js";
+import { postgresMigrations } from "../../src/drivers/postgres/migrate.js";
+import { WORK_COLUMNS } from "../../src/drivers/postgres/statements.js";
+import { adminQuery, DATABASE_URL, dropSchema, holdServerShared, randomSchema } from "./helpers.js";
+
+let releaseServer: (() => Promise<void>) | null = null;
+beforeAll(async () => {
+  releaseServer = await holdServerShared();
+});
+afterAll(async () => {
+  await releaseServer?.();
+});
+
+test("eight stores migrating a new schema at the same moment create it once", async () => {
+  const schema = randomSchema();
+  const stores = Array.from({ length: 8 }, () => postgresStore({ connectionString: DATABASE_URL, schema }));
+  try {
+    await Promise.all(stores.map((s) => s.migrate()));
+    const rows = await adminQuery<{ version: number; name: string }>(`SELECT version, name FROM "${schema}".migrations ORDER BY version`);
+    expect(rows).toEqual(postgresMigrations().map((m) => ({ version: m.version, name: m.name })));
+    const tables = await adminQuery<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = $1 ORDER BY 1", [schema]);
+    expect(tables.map((r) => r.t)).toEqual(["leaders", "migrations", "pools", "stats", "work"]);
+    // The claim() function returns the summary columns, then the work row as rows.ts reads it.
+    const claim = await stores[0]!.pool.query(`SELECT * FROM "${schema}".claim('no-such-pool', 'w', 0, 0, 0)`);
+    expect(claim.rows).toEqual([]);
+    expect(claim.fields.map((f) => f.name)).toEqual(["max_parallelism", "log_level", "running_count", "next_run_at", ...WORK_COLUMNS]);
+    // Once more on a migrated schema: nothing changes.
+    await Promise.all(stores.map((s) => s.migrate()));
+    expect(await adminQuery(`SELECT version FROM "${schema}".migrations`)).toHaveLength(postgresMigrations().length);
+  } finally {
+    await Promise.all(stores.map((s) => s.close()));
+    await dropSchema(schema);
+  }
+});
+
+test("a mixed-case schema name is quoted everywhere and works end to end", async () => {
+  const schema = randomSchema("Wp_Mixed");
+  const store = postgresStore({ connectionString: DATABASE_URL, schema });
+  try {
+    const pool = new Workpool(store, { name: "mixed", logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const echo = pool.defineAction("echo", (_c, n: number) => n + 1);
+    const id = await pool.enqueueAction(echo, 41);
+    expect((await pool.runOnce()).claimed).toBe(1);
+    expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: 42 } });
+    const found = await adminQuery("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+    expect(found).toHaveLength(1);
+  } finally {
+    await store.close();
+    await dropSchema(schema);
+  }
+});
+
+test("a database whose schema is newer than this code is refused with a clear error", async () => {
+  const schema = randomSchema();
+  const first = postgresStore({ connectionString: DATABASE_URL, schema });
+  const known = postgresMigrations().length;
+  try {
+    await first.migrate();
+    await adminQuery(`INSERT INTO "${schema}".migrations (version, name) VALUES ($1, 'from_the_future')`, [known + 1]);
+    const second = postgresStore({ connectionString: DATABASE_URL, schema });
+    try {
+      const message = `the database schema is at version ${known + 1}, but this version of workpool knows only up to ${known}`;
+      await expect(second.migrate()).rejects.toThrow(message);
+      // Also through the pool API, which migrates on first use; and again (not memoized as success).
+      const pool = new Workpool(second, { name: "p" });
+      const a = pool.defineAction("a", () => 1);
+      await expect(pool.enqueueAction(a, {})).rejects.toThrow(message);
+      await expect(second.migrate()).rejects.toThrow(message);
+    } finally {
+      await second.close();
+    }
+  } finally {
+    await first.close();
+    await dropSchema(schema);
+  }
+});
