@@ -5,9 +5,9 @@
  */
 import type { PoolClient } from "pg";
 import type pg from "pg";
-import { afterAll, beforeAll } from "vitest";
+
 import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
-import { appPool, dropSchema, holdServerShared, randomSchema } from "../postgres/helpers.js";
+import { appPool, dropSchema, randomSchema, useSharedServer } from "../postgres/helpers.js";
 import type { HarnessStore, StoreHarness } from "./harness.js";
 import { defineConformanceSuite } from "./suite.js";
 
@@ -69,12 +69,6 @@ const harness: StoreHarness<PoolClient> = {
 };
 
 // Keeps the chaos test (which restarts the server) from running at the same time.
-let releaseServer: (() => Promise<void>) | null = null;
-beforeAll(async () => {
-  releaseServer = await holdServerShared();
-});
-afterAll(async () => {
-  await releaseServer?.();
-});
+useSharedServer();
 
 defineConformanceSuite(harness);

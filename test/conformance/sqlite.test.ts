@@ -2,8 +2,9 @@
  * The conformance suite on SQLite: a fresh database file per test; the application's own
  * connection (for { tx } enqueue) is a second better-sqlite3 connection to that file.
  */
-import BetterSqlite3, { type Database } from "better-sqlite3";
+import type { Database } from "better-sqlite3";
 import { sqliteStore, type SqliteStore } from "../../src/drivers/sqlite/index.js";
+import { inSqliteAppTransaction } from "../helpers/sqlite-app.js";
 import { tempDbPath } from "../helpers/tmp.js";
 import type { HarnessStore, StoreHarness } from "./harness.js";
 import { defineConformanceSuite } from "./suite.js";
@@ -28,25 +29,8 @@ const harness: StoreHarness<Database> = {
     };
     return h;
   },
-  async inAppTransaction(h, fn, rollback) {
-    const app = new BetterSqlite3((h as SqliteHarnessStore).path);
-    app.pragma("busy_timeout = 5000");
-    try {
-      let returned: unknown;
-      const run = app.transaction(() => {
-        // enqueue writes synchronously on SQLite; its promise settles after the commit.
-        returned = fn(app);
-        if (rollback) throw new Error("rollback");
-      });
-      try {
-        run();
-      } catch (e) {
-        if (!rollback) throw e;
-      }
-      await returned;
-    } finally {
-      app.close();
-    }
+  inAppTransaction(h, fn, rollback) {
+    return inSqliteAppTransaction((h as SqliteHarnessStore).path, fn, rollback);
   },
   async createAppTable(h) {
     (h.store as SqliteStore).db.exec("CREATE TABLE app_rows (k TEXT PRIMARY KEY)");

@@ -4,24 +4,15 @@
  * inside its transaction (so they cannot wait on the handler's own locks).
  */
 import type { PoolClient } from "pg";
-import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { ManualClock, UnknownWorkError, Workpool } from "../../src/index.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { CapturingLogger } from "../conformance/context.js";
-import { adminQuery, DATABASE_URL, dropSchema, holdServerShared, randomSchema } from "./helpers.js";
+import { DATABASE_URL, adminQuery, dropSchema, randomSchema, useCleanups, useSharedServer } from "./helpers.js";
 
-let releaseServer: (() => Promise<void>) | null = null;
-beforeAll(async () => {
-  releaseServer = await holdServerShared();
-});
-afterAll(async () => {
-  await releaseServer?.();
-});
+useSharedServer();
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = useCleanups();
 
 async function setup() {
   const schema = randomSchema();

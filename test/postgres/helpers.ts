@@ -2,6 +2,7 @@
  * PostgreSQL test helpers: the test server's URL, throwaway schemas, and app pools whose
  * search_path points at a schema (so app SQL can say `app_rows` unqualified).
  */
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { randomBytes } from "node:crypto";
 import { userInfo } from "node:os";
 import pg from "pg";
@@ -98,6 +99,26 @@ async function lockClient(sql: string): Promise<pg.Client> {
 export async function holdServerShared(): Promise<() => Promise<void>> {
   const client = await lockClient("SELECT pg_advisory_lock_shared($1)");
   return () => client.end().catch(() => undefined);
+}
+
+/** Holds the server shared for the whole test file (see {@link holdServerShared}). */
+export function useSharedServer(): void {
+  let release: (() => Promise<void>) | null = null;
+  beforeAll(async () => {
+    release = await holdServerShared();
+  });
+  afterAll(async () => {
+    await release?.();
+  });
+}
+
+/** A list of clean-up functions run (last first) after each test of the file. */
+export function useCleanups(): (() => Promise<void>)[] {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return cleanups;
 }
 
 /**

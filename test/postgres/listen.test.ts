@@ -3,26 +3,17 @@
  * a ManualClock that never moves, so its safety poll and timers never fire: work only
  * starts because a notification woke the worker.
  */
-import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { DRIVER } from "../../src/driver/driver.js";
 import { ManualClock, Workpool, type CompletedEvent } from "../../src/index.js";
 import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
-import { appPool, DATABASE_URL, dropSchema, holdServerShared, randomSchema, until } from "./helpers.js";
+import { DATABASE_URL, appPool, dropSchema, randomSchema, until, useCleanups, useSharedServer } from "./helpers.js";
 
-let releaseServer: (() => Promise<void>) | null = null;
-beforeAll(async () => {
-  releaseServer = await holdServerShared();
-});
-afterAll(async () => {
-  await releaseServer?.();
-});
+useSharedServer();
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = useCleanups();
 
 /** Two stores on one fresh schema: `worker` runs work, `producer` enqueues it. */
 async function twoStores(): Promise<{ schema: string; worker: PostgresStore; producer: PostgresStore; clock: ManualClock }> {

@@ -2,20 +2,14 @@
  * PostgreSQL migrations: many stores migrating one schema at once is safe (advisory
  * lock), a migrated schema is left alone, and a schema newer than the code is refused.
  */
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { Workpool } from "../../src/index.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { postgresMigrations } from "../../src/drivers/postgres/migrate.js";
 import { WORK_COLUMNS } from "../../src/drivers/postgres/statements.js";
-import { adminQuery, DATABASE_URL, dropSchema, holdServerShared, randomSchema } from "./helpers.js";
+import { DATABASE_URL, adminQuery, dropSchema, randomSchema, useSharedServer } from "./helpers.js";
 
-let releaseServer: (() => Promise<void>) | null = null;
-beforeAll(async () => {
-  releaseServer = await holdServerShared();
-});
-afterAll(async () => {
-  await releaseServer?.();
-});
+useSharedServer();
 
 test("eight stores migrating a new schema at the same moment create it once", async () => {
   const schema = randomSchema();

@@ -4,26 +4,17 @@
  * the pool replaces dead connections, and work goes on without being lost or doubled.
  */
 import { randomBytes } from "node:crypto";
-import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { DRIVER } from "../../src/driver/driver.js";
 import { ManualClock, Workpool, type CompletedEvent } from "../../src/index.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
 import { CapturingLogger } from "../conformance/context.js";
-import { adminQuery, DATABASE_URL, dropSchema, holdServerShared, randomSchema, terminateConnections, until, urlWithApplicationName } from "./helpers.js";
+import { DATABASE_URL, adminQuery, dropSchema, randomSchema, terminateConnections, until, urlWithApplicationName, useCleanups, useSharedServer } from "./helpers.js";
 
-let releaseServer: (() => Promise<void>) | null = null;
-beforeAll(async () => {
-  releaseServer = await holdServerShared();
-});
-afterAll(async () => {
-  await releaseServer?.();
-});
+useSharedServer();
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanups = useCleanups();
 
 /** A store whose sessions are named, so the test can terminate exactly them, plus a bystander store. */
 async function setup() {

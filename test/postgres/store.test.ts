@@ -2,19 +2,13 @@
  * postgresStore() options, ownership of connections, and closing.
  */
 import pg from "pg";
-import { afterAll, beforeAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { DRIVER } from "../../src/driver/driver.js";
 import { InvalidArgumentError, Workpool } from "../../src/index.js";
 import { postgresStore, type PostgresStoreOptions } from "../../src/drivers/postgres/index.js";
-import { appPool, DATABASE_URL, dropSchema, holdServerShared, randomSchema } from "./helpers.js";
+import { DATABASE_URL, appPool, dropSchema, randomSchema, useSharedServer } from "./helpers.js";
 
-let releaseServer: (() => Promise<void>) | null = null;
-beforeAll(async () => {
-  releaseServer = await holdServerShared();
-});
-afterAll(async () => {
-  await releaseServer?.();
-});
+useSharedServer();
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 

@@ -7,9 +7,9 @@
 import { randomBytes } from "node:crypto";
 import { userInfo } from "node:os";
 import pg, { type PoolClient } from "pg";
-import { afterAll, beforeAll } from "vitest";
+
 import { postgresStore } from "../../src/drivers/postgres/index.js";
-import { holdServerShared } from "../postgres/helpers.js";
+import { useSharedServer } from "../postgres/helpers.js";
 import type { RetrierStoreFactory } from "./helpers.js";
 import { defineActionRetrierSuite } from "./suite.js";
 
@@ -29,13 +29,7 @@ async function dropSchema(schema: string): Promise<void> {
 }
 
 // The chaos test restarts the server under an exclusive lock; hold it shared meanwhile.
-let release: (() => Promise<void>) | undefined;
-beforeAll(async () => {
-  release = await holdServerShared();
-});
-afterAll(async () => {
-  await release?.();
-});
+useSharedServer();
 
 const factory: RetrierStoreFactory<PoolClient> = {
   name: "postgres",

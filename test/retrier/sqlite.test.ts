@@ -2,8 +2,9 @@
  * The ActionRetrier suite on SQLite: a fresh database file per test; the application's
  * own connection (for { tx }) is a second better-sqlite3 connection to that file.
  */
-import BetterSqlite3, { type Database } from "better-sqlite3";
+import type { Database } from "better-sqlite3";
 import { sqliteStore } from "../../src/drivers/sqlite/index.js";
+import { inSqliteAppTransaction } from "../helpers/sqlite-app.js";
 import { tempDbPath } from "../helpers/tmp.js";
 import type { RetrierStoreFactory } from "./helpers.js";
 import { defineActionRetrierSuite } from "./suite.js";
@@ -19,25 +20,8 @@ const factory: RetrierStoreFactory<Database> = {
         await store.close();
         tmp.remove();
       },
-      async inAppTransaction(fn, rollback) {
-        const app = new BetterSqlite3(tmp.path);
-        app.pragma("busy_timeout = 5000");
-        try {
-          let returned: unknown;
-          const run = app.transaction(() => {
-            // A { tx } run writes synchronously on SQLite; its promise settles after the commit.
-            returned = fn(app);
-            if (rollback) throw new Error("rollback");
-          });
-          try {
-            run();
-          } catch (e) {
-            if (!rollback) throw e;
-          }
-          await returned;
-        } finally {
-          app.close();
-        }
+      inAppTransaction(fn, rollback) {
+        return inSqliteAppTransaction(tmp.path, fn, rollback);
       },
       async createAppTable() {
         store.db.exec("CREATE TABLE app_rows (k TEXT PRIMARY KEY)");
