@@ -56,6 +56,12 @@ export class Worker<Tx> {
   private claimFailures = 0;
   private nextRunAt: number | null = null;
   private saturated = false;
+  /**
+   * Whether the last completion batch refilled the slots it freed, in its own transaction
+   * (all it asked for, or the pool is full). Then its attempts need not wake the worker
+   * for another claim, which would only contend for the pool's lock.
+   */
+  private refilledInTx = false;
 
   constructor(private readonly rt: PoolRuntime<Tx>) {
     this.completer = new Completer(rt, (ops) => this.claimInTransaction(ops));
@@ -245,6 +251,7 @@ export class Worker<Tx> {
    * attempts start after the commit.
    */
   private async claimInTransaction(ops: TxOps<Tx>): Promise<(() => void) | null> {
+    this.refilledInTx = false;
     if (!ops.claim || !this.started || this.stopping) return null;
     // Completed attempts are still in `inflight` until this commit; subtract the batch later.
     const limit = this.claimLimit();
@@ -252,7 +259,10 @@ export class Worker<Tx> {
     const { rt } = this;
     const now = rt.options.clock.now();
     const res = await ops.claim(rt.pool, { workerId: rt.workerId, now, leaseUntil: now + rt.options.leaseMs, limit });
-    return () => this.applyClaim(res, now);
+    return () => {
+      this.refilledInTx = res.claimed.length === limit || res.running >= res.config.maxParallelism;
+      this.applyClaim(res, now);
+    };
   }
 
   private begin(row: WorkRow, now: number): void {
@@ -276,7 +286,8 @@ export class Worker<Tx> {
           rt.options.clock.clearTimeout(this.heartbeatTimer);
           this.heartbeatTimer = null;
         }
-        this.wake();
+        // The freed slot needs a claim, unless the completion transaction already made it.
+        if (row.kind === "mutation" || !this.refilledInTx) this.wake();
       });
     this.inflight.set(row.id, entry);
     this.ensureHeartbeat();
