@@ -3,7 +3,7 @@
  * base32, like ULID). Sortable ids keep the primary-key index append-mostly, and the
  * embedded time lets `status` tell a deleted id from one that never existed.
  */
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const ID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -16,10 +16,26 @@ export function newWorkId(now: number): string {
     head = ALPHABET[time % 32] + head;
     time = Math.floor(time / 32);
   }
-  const bytes = randomBytes(16);
+  const bytes = randomChunk();
   let tail = "";
   for (let i = 0; i < 16; i++) tail += ALPHABET[bytes[i]! % 32];
   return head + tail;
+}
+
+/** Random bytes are drawn 4 KiB at a time: one system call per 256 ids, not per id. */
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let offset = POOL_SIZE;
+
+function randomChunk(): Buffer {
+  if (offset + 16 > pool.length) {
+    pool = Buffer.allocUnsafe(POOL_SIZE);
+    randomFillSync(pool);
+    offset = 0;
+  }
+  const chunk = pool.subarray(offset, offset + 16);
+  offset += 16;
+  return chunk;
 }
 
 /** True if `id` has the shape of a work id. */

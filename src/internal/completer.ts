@@ -141,6 +141,7 @@ export class Completer<Tx> {
   private buffer: Pending[] = [];
   private draining: Promise<void> | null = null;
   private failures = 0;
+  private flushScheduled = false;
 
   constructor(
     private readonly rt: PoolRuntime<Tx>,
@@ -151,7 +152,7 @@ export class Completer<Tx> {
   submit(ref: AttemptRef, outcome: AttemptOutcome): Promise<void> {
     return new Promise<void>((resolve) => {
       this.buffer.push({ ref, outcome, resolve });
-      setImmediate(() => void this.flush());
+      this.scheduleFlush();
     });
   }
 
@@ -160,10 +161,26 @@ export class Completer<Tx> {
     if (!this.draining) {
       this.draining = this.drain().finally(() => {
         this.draining = null;
-        if (this.buffer.length) void this.flush();
+        // Through the event loop, not at once: results that keep arriving must not chain
+        // drains in microtasks forever.
+        if (this.buffer.length) this.scheduleFlush();
       });
     }
     return this.draining;
+  }
+
+  /**
+   * One flush per turn of the event loop, however many results arrive in it: results
+   * that arrive meanwhile join the next batch (group commit), and timers and I/O get
+   * their turn between batches even when every database call returns at once (SQLite).
+   */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.flush();
+    });
   }
 
   /** Number of outcomes waiting to be written. */
@@ -172,7 +189,12 @@ export class Completer<Tx> {
   }
 
   private async drain(): Promise<void> {
+    let first = true;
     while (this.buffer.length) {
+      // On SQLite every await here is already resolved: without a real yield, a busy pool
+      // would keep the event loop (timers, heartbeats, the app's I/O) waiting for seconds.
+      if (!first) await new Promise<void>((resolve) => setImmediate(resolve));
+      first = false;
       const batch = this.buffer.splice(0, MAX_BATCH);
       try {
         await this.commit(batch);

@@ -3,7 +3,7 @@
  */
 import BetterSqlite3 from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
-import { Workpool } from "../../src/index.js";
+import { ManualClock, Workpool } from "../../src/index.js";
 import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { tempDbPath } from "../helpers/tmp.js";
 
@@ -144,5 +144,31 @@ test("async work a handler leaves behind does not slip into a later transaction"
   await leftover;
   // The leftover call waited for the open transaction instead of running inside it.
   expect(order).toEqual(["second mutation done", "leftover enqueue committed"]);
+  await store.close();
+});
+
+test("a draining worker yields to the event loop between batches", async () => {
+  const tmp = tempDbPath();
+  cleanups.push(() => tmp.remove());
+  const store = sqliteStore({ filename: tmp.path, synchronous: "NORMAL" });
+  const pool = new Workpool(store, { logger: quiet, maxParallelism: 20, clock: new ManualClock(Date.UTC(2030, 0, 1)) });
+  const noop = pool.defineAction("noop", () => null);
+  await pool.enqueueActionBatch(noop, Array.from({ length: 2000 }, (_, i) => i));
+  let done = 0;
+  const finished = new Promise<void>((resolve) => pool.on("completed", () => ++done === 2000 && resolve()));
+  // Counts turns of the event loop (check phase) while the backlog drains.
+  let turns = 0;
+  let draining = true;
+  const tick = (): void => {
+    turns++;
+    if (draining) setImmediate(tick);
+  };
+  setImmediate(tick);
+  await pool.start();
+  await finished;
+  draining = false;
+  await pool.stop();
+  // 100 batches of 20: each batch boundary gives the loop a turn. Without yielding it got 1-3.
+  expect(turns).toBeGreaterThanOrEqual(50);
   await store.close();
 });
