@@ -1,0 +1,33 @@
+// Drain a backlog of no-op jobs at a given concurrency. The backlog is written by one
+// child process; a fresh child then runs only the worker, so its peak RSS is the
+// worker's. The c=100 drain also gives the peak-RSS row.
+import { DRAIN_CONCURRENCIES, FILL_BATCH_SIZE } from "../lib/env.mjs";
+
+function drainWorkload(concurrency) {
+  const key = `drain${concurrency}`;
+  const metrics = [
+    { key, short: `drain backlog, c=${concurrency}`, label: (m) => `drain ${m.drain.toLocaleString("en-US")} queued, concurrency ${concurrency}`, unit: "jobs/s", better: "higher" },
+  ];
+  if (concurrency === 100) {
+    metrics.push({ key: "stallMs", short: "longest event-loop stall", label: () => "longest event-loop stall of the worker process (drain, concurrency 100)", unit: "ms", better: "lower" });
+    metrics.push({ key: "rssMb", short: "peak RSS of worker", label: () => "peak RSS of the worker process (drain, concurrency 100)", unit: "MB", better: "lower" });
+  }
+  return {
+    id: `drain-${concurrency}`,
+    perRep: true,
+    metrics,
+    async measure({ system, mode, ctx, child }) {
+      await system.reset(ctx);
+      await child("enqueueBatch", { n: mode.drain, batch: FILL_BATCH_SIZE, warmUp: false });
+      const r = await child("drain", { n: mode.drain, concurrency, capS: mode.drainCapS });
+      const values = { [key]: r.rate };
+      if (concurrency === 100) {
+        values.stallMs = r.maxLoopStallMs;
+        values.rssMb = r.peakRssMb;
+      }
+      return { values, capped: r.capped ? { [key]: `${r.completed.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.drainCapS} s` } : {}, detail: { seconds: r.seconds, completed: r.completed } };
+    },
+  };
+}
+
+export default DRAIN_CONCURRENCIES.map(drainWorkload);
