@@ -2,7 +2,7 @@
  * What the ActionRetrier suite needs from a store, and small helpers to await events
  * instead of sleeping. Each store's *.test.ts supplies a factory; the suite is identical.
  */
-import type { ActionRetrier, Logger, Store, WorkpoolEventName, WorkpoolEvents } from "../../src/index.js";
+import type { Store } from "../../src/index.js";
 
 /** One fresh, isolated store (own file or schema) plus app-table helpers in its SQL. */
 export interface RetrierTestStore<Tx> {
@@ -29,65 +29,7 @@ export interface RetrierStoreFactory<Tx> {
   create(): Promise<RetrierTestStore<Tx>>;
 }
 
-/** Fixed start time, far from now, so no test depends on the real date. */
-export const T0 = Date.UTC(2030, 0, 1);
-
-/** A logger that keeps every line. */
-export class LinesLogger implements Logger {
-  readonly lines: string[] = [];
-  private push(args: unknown[]): void {
-    this.lines.push(args.map((a) => (a instanceof Error ? a.message : String(a))).join(" "));
-  }
-  debug(...args: unknown[]): void {
-    this.push(args);
-  }
-  info(...args: unknown[]): void {
-    this.push(args);
-  }
-  warn(...args: unknown[]): void {
-    this.push(args);
-  }
-  error(...args: unknown[]): void {
-    this.push(args);
-  }
-  /** Lines containing `text`. */
-  matching(text: string): string[] {
-    return this.lines.filter((l) => l.includes(text));
-  }
-}
-
-/** Resolves with the next `name` event of `retrier` that matches `filter`. */
-export function nextEvent<Tx, K extends WorkpoolEventName>(
-  retrier: ActionRetrier<Tx>,
-  name: K,
-  filter: (e: WorkpoolEvents[K]) => boolean = () => true,
-): Promise<WorkpoolEvents[K]> {
-  return new Promise((resolve) => {
-    const off = retrier.on(name, (e) => {
-      if (filter(e)) {
-        off();
-        resolve(e);
-      }
-    });
-  });
-}
-
-/** A promise with its resolve function, for actions the test releases by hand. */
-export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
-  let resolve!: (v: T) => void;
-  const promise = new Promise<T>((res) => {
-    resolve = res;
-  });
-  return { promise, resolve };
-}
-
-/** Resolves with the abort reason when `signal` aborts. */
-export function aborted(signal: AbortSignal): Promise<unknown> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve(signal.reason);
-    else signal.addEventListener("abort", () => resolve(signal.reason), { once: true });
-  });
-}
+export { aborted, CapturingLogger, deferred, nextEvent, T0 } from "../helpers/common.js";
 
 /** The error `call` throws or rejects with (undefined if none): the API may do either. */
 export async function errorOf(call: () => unknown): Promise<unknown> {

@@ -16,14 +16,14 @@ import {
   type ActionRetrierOptions,
   type RetrierOnCompleteArgs,
 } from "../../src/index.js";
-import { aborted, deferred, errorOf, LinesLogger, nextEvent, T0, type RetrierStoreFactory, type RetrierTestStore } from "./helpers.js";
+import { aborted, deferred, errorOf, CapturingLogger, nextEvent, T0, type RetrierStoreFactory, type RetrierTestStore } from "./helpers.js";
 
 const DAY = 24 * 3600 * 1000;
 
 interface Ctx<Tx> {
   s: RetrierTestStore<Tx>;
   clock: ManualClock;
-  logger: LinesLogger;
+  logger: CapturingLogger;
   /** A retrier on this test's store: ManualClock, jitter factor 1.0 (random 0.5), DEBUG logs. */
   retrier(options?: ActionRetrierOptions): ActionRetrier<Tx>;
   /** Pending + running work of the default retrier pool. */
@@ -45,7 +45,7 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
       const entry = { s, retriers: [] as ActionRetrier<Tx>[] };
       live.push(entry);
       const clock = new ManualClock(T0);
-      const logger = new LinesLogger();
+      const logger = new CapturingLogger();
       return {
         s,
         clock,

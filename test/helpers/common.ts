@@ -1,0 +1,72 @@
+/**
+ * Helpers shared by the store test suites: a capturing logger, a fixed start time, and
+ * small promises to await events and aborts instead of sleeping.
+ */
+import type { Logger, WorkpoolEventName, WorkpoolEvents } from "../../src/index.js";
+
+/** A logger that keeps every line, for assertions on what was logged. */
+export class CapturingLogger implements Logger {
+  readonly lines: { level: string; text: string }[] = [];
+  private push(level: string, args: unknown[]): void {
+    this.lines.push({ level, text: args.map((a) => (a instanceof Error ? a.message : String(a))).join(" ") });
+  }
+  debug(...args: unknown[]): void {
+    this.push("debug", args);
+  }
+  info(...args: unknown[]): void {
+    this.push("info", args);
+  }
+  warn(...args: unknown[]): void {
+    this.push("warn", args);
+  }
+  error(...args: unknown[]): void {
+    this.push("error", args);
+  }
+  /** Lines containing `text`. */
+  matching(text: string): string[] {
+    return this.lines.filter((l) => l.text.includes(text)).map((l) => l.text);
+  }
+}
+
+/** Fixed start time: far from the epoch and from now, so no test depends on the real date. */
+export const T0 = Date.UTC(2030, 0, 1);
+
+/** Anything that emits the pool's events: a Workpool or an ActionRetrier. */
+export interface EventSource {
+  on<K extends WorkpoolEventName>(name: K, listener: (e: WorkpoolEvents[K]) => void): () => void;
+}
+
+/** Resolves with the next `name` event of `pool` that matches `filter`. */
+export function nextEvent<K extends WorkpoolEventName>(
+  source: EventSource,
+  name: K,
+  filter: (e: WorkpoolEvents[K]) => boolean = () => true,
+): Promise<WorkpoolEvents[K]> {
+  return new Promise((resolve) => {
+    const off = source.on(name, (e) => {
+      if (filter(e)) {
+        off();
+        resolve(e);
+      }
+    });
+  });
+}
+
+/** A promise with its resolve function, for actions the test releases by hand. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Resolves when `signal` aborts. */
+export function aborted(signal: AbortSignal): Promise<unknown> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(signal.reason);
+    else signal.addEventListener("abort", () => resolve(signal.reason), { once: true });
+  });
+}
