@@ -144,17 +144,10 @@ export class Workpool<Tx = unknown> {
    */
   private enqueue(kind: "action" | "mutation", handle: unknown, argsList: () => readonly unknown[], options: unknown, argsField: string): Promise<WorkId[]> {
     const throwsSync = this.driver.synchronousTx && typeof options === "object" && options !== null && (options as { tx?: unknown }).tx !== undefined;
-    let prepared: { rows: NewWork[]; tx: Tx | undefined };
     try {
-      prepared = this.prepare(kind, handle, argsList(), options, argsField);
+      return this.insert(this.prepare(kind, handle, argsList(), options, argsField));
     } catch (e) {
       if (throwsSync) throw e;
-      return Promise.reject(e);
-    }
-    if (throwsSync) return this.insert(prepared);
-    try {
-      return this.insert(prepared);
-    } catch (e) {
       return Promise.reject(e);
     }
   }

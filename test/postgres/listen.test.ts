@@ -5,6 +5,7 @@
  */
 import { expect, test } from "vitest";
 import { DRIVER } from "../../src/driver/driver.js";
+import { nextEvent } from "../helpers/common.js";
 import { ManualClock, Workpool, type CompletedEvent } from "../../src/index.js";
 import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
@@ -33,15 +34,9 @@ function listenerOf(store: PostgresStore) {
   return (store[DRIVER] as PostgresDriver).listener;
 }
 
+/** The completed event of `workId`. */
 function completed(pool: Workpool<unknown>, workId: string): Promise<CompletedEvent> {
-  return new Promise((resolve) => {
-    const off = pool.on("completed", (e) => {
-      if (e.workId === workId) {
-        off();
-        resolve(e);
-      }
-    });
-  });
+  return nextEvent(pool, "completed", (e) => e.workId === workId);
 }
 
 async function startedWorker(store: PostgresStore, clock: ManualClock, options: { maxParallelism?: number } = {}) {

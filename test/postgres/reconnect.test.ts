@@ -9,7 +9,7 @@ import { DRIVER } from "../../src/driver/driver.js";
 import { ManualClock, Workpool, type CompletedEvent } from "../../src/index.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
-import { CapturingLogger } from "../conformance/context.js";
+import { CapturingLogger, nextEvent } from "../conformance/context.js";
 import { DATABASE_URL, adminQuery, dropSchema, randomSchema, terminateConnections, until, urlWithApplicationName, useCleanups, useSharedServer } from "./helpers.js";
 
 useSharedServer();
@@ -32,15 +32,9 @@ async function setup() {
   return { schema, victim, victimName, other, clock: new ManualClock(Date.UTC(2030, 0, 1)) };
 }
 
+/** The completed event of `workId`. */
 function completed(pool: Workpool<unknown>, workId: string): Promise<CompletedEvent> {
-  return new Promise((resolve) => {
-    const off = pool.on("completed", (e) => {
-      if (e.workId === workId) {
-        off();
-        resolve(e);
-      }
-    });
-  });
+  return nextEvent(pool, "completed", (e) => e.workId === workId);
 }
 
 test("after all its connections are terminated, a started worker reconnects LISTEN and goes on", async () => {
