@@ -18,7 +18,7 @@ import {
 } from "./handlers.js";
 import { isWorkId, newWorkId, workIdTime } from "./ids.js";
 import { encodeJson, encodeOptionalJson } from "./json.js";
-import { applyTransitions, cancelPending, type Transition } from "./internal/completer.js";
+import { applyTransitions, cancelPending, type Transition } from "./internal/transitions.js";
 import type { PoolRuntime } from "./internal/runtime.js";
 import { resolveRunAt } from "./internal/schedule.js";
 import { Worker, type RunOnceResult } from "./internal/worker.js";

@@ -13,7 +13,7 @@
  * - Writes of running work are fenced by (id, attempt): an old attempt can't overwrite a
  *   newer state.
  */
-import type { LogLevel } from "../events.js";
+import type { CompletionStatus, LogLevel } from "../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../types.js";
 
 /** Stored configuration of one pool, shared by every process using it. */
@@ -120,6 +120,29 @@ export interface RescheduleWrite {
   runAt: number;
 }
 
+/** One action attempt's outcome for {@link Driver.complete}, decided by the core from the row it claimed. */
+export interface CompletionWrite {
+  id: string;
+  /** The attempt the outcome belongs to: the write applies only while the row is still on it. */
+  attempt: number;
+  /** How the attempt ended. A cancel requested while it ran turns any of these into `canceled`. */
+  status: CompletionStatus;
+  /** JSON text of the RunResult when the work finishes; null when it retries. */
+  result: string | null;
+  /** When the retry is due (status `retrying`); null otherwise. */
+  runAt: number | null;
+}
+
+/** What {@link Driver.complete} did. */
+export interface CompleteResult {
+  /** Ids whose write applied: their attempt was still the current one. */
+  applied: string[];
+  /** Those of `applied` that finished `canceled` because a cancel was requested while they ran. */
+  canceled: string[];
+  /** The claim for the freed slots; null when none was asked for or the pool has no stored config. */
+  claim: ClaimResult | null;
+}
+
 /** onComplete bookkeeping for one row. */
 export interface OnCompleteWrite {
   id: string;
@@ -207,6 +230,15 @@ export interface Driver<Tx> {
    * pool's running count exceed its stored maxParallelism.
    */
   claim(pool: string, opts: ClaimOptions): Promise<ClaimResult>;
+  /**
+   * Optional fast path for action results, one transaction and (on a server) one round
+   * trip: writes `writes` for work without onComplete (fenced by attempt; a requested
+   * cancel wins over the outcome), adds them to the report counters and, given `claim`,
+   * claims work for the freed slots as {@link claim} does. The core uses it for batches
+   * that need no handler inside the transaction; without it, it runs the same steps
+   * through {@link transaction}.
+   */
+  complete?(pool: string, writes: readonly CompletionWrite[], now: number, claim: ClaimOptions | null): Promise<CompleteResult>;
   /** Extends the lease of this worker's attempts; reports canceled and lost ones. */
   heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult>;
   /** Reads rows (no lock) for status. Missing ids are simply absent. */

@@ -8,7 +8,7 @@ import type { WorkRow } from "../driver/driver.js";
 import type { CompletedEvent } from "../events.js";
 import { encodeJson } from "../json.js";
 import { isNonRetryable } from "../retry.js";
-import { applyTransitions, decide, lockCurrentAttempts, type AttemptOutcome } from "./completer.js";
+import { applyTransitions, decide, lockCurrentAttempts, type AttemptOutcome } from "./transitions.js";
 import { errorMessage } from "./on-complete.js";
 import type { PoolRuntime } from "./runtime.js";
 

@@ -5,7 +5,7 @@
  */
 import type { PoolStats } from "../driver/driver.js";
 import type { ReportEvent } from "../events.js";
-import { applyTransitions, decide, type Transition } from "./completer.js";
+import { applyTransitions, decide, type Transition } from "./transitions.js";
 import { deliverOnComplete } from "./on-complete.js";
 import type { PoolRuntime } from "./runtime.js";
 

@@ -5,9 +5,9 @@
  * PostgreSQL), on a timer for the next scheduled work, on freed slots, and on a slow
  * safety poll; it never busy-polls.
  */
-import type { AttemptRef, ClaimResult, TxOps, WorkRow } from "../driver/driver.js";
+import type { AttemptRef, ClaimResult, WorkRow } from "../driver/driver.js";
 import type { TimerHandle } from "../clock.js";
-import { Completer } from "./completer.js";
+import { Completer, type RefillHook } from "./completer.js";
 import { AttemptAbortedError, runAction, runMutation, type AbortCause } from "./executor.js";
 import { Maintenance } from "./maintenance.js";
 import type { PoolRuntime } from "./runtime.js";
@@ -56,15 +56,8 @@ export class Worker<Tx> {
   private claimFailures = 0;
   private nextRunAt: number | null = null;
   private saturated = false;
-  /**
-   * Whether the last completion batch refilled the slots it freed, in its own transaction
-   * (all it asked for, or the pool is full). Then its attempts need not wake the worker
-   * for another claim, which would only contend for the pool's lock.
-   */
-  private refilledInTx = false;
-
   constructor(private readonly rt: PoolRuntime<Tx>) {
-    this.completer = new Completer(rt, (ops) => this.claimInTransaction(ops));
+    this.completer = new Completer(rt, this.refill);
     this.maintenance = new Maintenance(rt);
   }
 
@@ -246,24 +239,24 @@ export class Worker<Tx> {
   }
 
   /**
-   * Inside a completion transaction of a started worker: claim work for the slots it
-   * frees, so a busy pool pays one commit per batch instead of two. The claimed
-   * attempts start after the commit.
+   * The Completer's refill hook: each completion batch of a started worker claims work
+   * for the slots it frees in its own transaction, so a busy pool pays one commit per
+   * batch instead of two. The claimed attempts start after the commit.
    */
-  private async claimInTransaction(ops: TxOps<Tx>): Promise<(() => void) | null> {
-    this.refilledInTx = false;
-    if (!ops.claim || !this.started || this.stopping) return null;
-    // Completed attempts are still in `inflight` until this commit; subtract the batch later.
-    const limit = this.claimLimit();
-    if (limit === 0) return null;
-    const { rt } = this;
-    const now = rt.options.clock.now();
-    const res = await ops.claim(rt.pool, { workerId: rt.workerId, now, leaseUntil: now + rt.options.leaseMs, limit });
-    return () => {
-      this.refilledInTx = res.claimed.length === limit || res.running >= res.config.maxParallelism;
+  private readonly refill: RefillHook = {
+    claimOptions: (now) => {
+      if (!this.started || this.stopping) return null;
+      // Completed attempts are still in `inflight` until this commit: the limit is low by
+      // at most one batch, which the wake after the commit makes up.
+      const limit = this.claimLimit();
+      return limit === 0 ? null : { workerId: this.rt.workerId, now, leaseUntil: now + this.rt.options.leaseMs, limit };
+    },
+    claimed: (res, options, now) => {
+      if (!res || !options) return false;
       this.applyClaim(res, now);
-    };
-  }
+      return res.claimed.length === options.limit || res.running >= res.config.maxParallelism;
+    },
+  };
 
   private begin(row: WorkRow, now: number): void {
     const { rt } = this;
@@ -279,32 +272,36 @@ export class Worker<Tx> {
     const controller = new AbortController();
     const entry: Inflight = { row, controller, done: Promise.resolve(), submitted: false, handedBack: false };
     entry.done = this.execute(entry)
-      .catch((e) => rt.logger.error(`workpool: attempt ${row.attempt} of ${row.id} could not be recorded; its lease will expire and it will be rescued`, e))
-      .finally(() => {
+      .catch((e: unknown) => {
+        rt.logger.error(`workpool: attempt ${row.attempt} of ${row.id} could not be recorded; its lease will expire and it will be rescued`, e);
+        return false;
+      })
+      .then((refilled) => {
         if (this.inflight.get(row.id) === entry) this.inflight.delete(row.id);
         if (this.inflight.size === 0 && this.heartbeatTimer) {
           rt.options.clock.clearTimeout(this.heartbeatTimer);
           this.heartbeatTimer = null;
         }
         // The freed slot needs a claim, unless the completion transaction already made it.
-        if (row.kind === "mutation" || !this.refilledInTx) this.wake();
+        if (!refilled) this.wake();
       });
     this.inflight.set(row.id, entry);
     this.ensureHeartbeat();
   }
 
-  private async execute(entry: Inflight): Promise<void> {
+  /** Runs the attempt and records it; resolves with whether its slot was already refilled. */
+  private async execute(entry: Inflight): Promise<boolean> {
     const { rt } = this;
     const { row, controller } = entry;
     if (row.kind === "mutation") {
       const events = await runMutation(rt, row);
       for (const e of events) rt.events.emit(e);
-      return;
+      return false;
     }
     const outcome = await runAction(rt, row, controller);
-    if (!outcome || entry.handedBack) return;
+    if (!outcome || entry.handedBack) return false;
     entry.submitted = true;
-    await this.completer.submit({ id: row.id, attempt: row.attempt }, outcome);
+    return this.completer.submit(row, outcome);
   }
 
   private abort(f: Inflight, cause: AbortCause): void {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "vitest";
 import type { StoreHarness } from "./harness.js";
-import { aborted, nextEvent, useTestContext } from "./context.js";
+import { aborted, deferred, nextEvent, useTestContext } from "./context.js";
 
 export function defineCancelTests<Tx>(harness: StoreHarness<Tx>): void {
   describe("cancel", () => {
@@ -78,6 +78,36 @@ export function defineCancelTests<Tx>(harness: StoreHarness<Tx>): void {
       await step;
       expect(reasons).toHaveLength(1);
       expect(await other.status(id)).toEqual({ state: "finished", result: { kind: "canceled" } });
+    });
+
+    test("a cancel that arrives while an action runs wins over the outcome it returns", async () => {
+      const t = await ctx();
+      const worker = t.pool();
+      const other = t.pool();
+      const gates = [deferred(), deferred()];
+      const calls: number[] = [];
+      // Ignores its signal: the outcome reaches the store after the cancel request did.
+      const stubborn = worker.defineAction("stubborn", async (_c, n: number) => {
+        calls.push(n);
+        await gates[n]!.promise;
+        if (n === 1) throw new Error("failed after the cancel");
+        return "done anyway";
+      });
+      const ids = await worker.enqueueActionBatch(stubborn, [0, 1], { retry: true });
+      const completed: { workId: string; status: string }[] = [];
+      worker.on("completed", (e) => completed.push({ workId: e.workId, status: e.status }));
+      const started = ids.map((id) => nextEvent(worker, "started", (e) => e.workId === id));
+      const step = worker.runOnce();
+      await Promise.all(started);
+      expect(await other.cancelAll()).toBe(2);
+      for (const g of gates) g.resolve();
+      await step;
+      for (const id of ids) expect(await other.status(id)).toEqual({ state: "finished", result: { kind: "canceled" } });
+      expect(completed.sort((a, b) => a.workId.localeCompare(b.workId))).toEqual(ids.map((workId) => ({ workId, status: "canceled" })).sort((a, b) => a.workId.localeCompare(b.workId)));
+      // The failed one is not retried.
+      t.clock.advance(3_600_000);
+      expect((await worker.runOnce()).claimed).toBe(0);
+      expect(calls.sort()).toEqual([0, 1]);
     });
 
     test("cancelAll cancels everything enqueued before the call, not what comes after", async () => {

@@ -3,12 +3,14 @@
  * a ManualClock that never moves, so its safety poll and timers never fire: work only
  * starts because a notification woke the worker.
  */
+import pg from "pg";
 import { expect, test } from "vitest";
 import { DRIVER } from "../../src/driver/driver.js";
-import { nextEvent } from "../helpers/common.js";
+import { deferred, nextEvent } from "../helpers/common.js";
 import { ManualClock, Workpool, type CompletedEvent } from "../../src/index.js";
 import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
+import { channelName, quoteIdent } from "../../src/drivers/postgres/names.js";
 import { DATABASE_URL, appPool, dropSchema, randomSchema, until, useCleanups, useSharedServer } from "./helpers.js";
 
 useSharedServer();
@@ -59,6 +61,47 @@ test("work enqueued through another store starts at once, woken by NOTIFY", asyn
     expect((await done).status).toBe("success");
     expect(await enqueuer.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: n * 2 } });
   }
+});
+
+test("a burst of enqueues, most of them without their own NOTIFY, all start in the other store", async () => {
+  const { worker, producer, clock } = await twoStores();
+  const pool = await startedWorker(worker, clock, { maxParallelism: 100 });
+  const enqueuer = new Workpool(producer, { name: "n", clock, logger: quiet });
+  const job = enqueuer.defineAction("job", (_c, n: number) => n);
+  const seen = new Set<string>();
+  const all = deferred();
+  const ids: string[] = [];
+  pool.on("completed", (e) => {
+    seen.add(e.workId);
+    if (ids.length === 20 && ids.every((id) => seen.has(id))) all.resolve();
+  });
+  // Back to back, one at a time: enqueues within a few ms of a notifying one commit
+  // quietly; a trailing NOTIFY must still wake the worker for the last of them.
+  for (let n = 0; n < 20; n++) ids.push(await enqueuer.enqueueAction(job, n));
+  if (ids.every((id) => seen.has(id))) all.resolve();
+  await all.promise;
+  expect((await enqueuer.statusBatch(ids)).every((s) => s.state === "finished")).toBe(true);
+});
+
+test("an enqueue that commits without its own NOTIFY is followed by a trailing one", async () => {
+  const { schema, producer, clock } = await twoStores();
+  // A bare LISTEN session sees every NOTIFY on the channel, with no debouncing.
+  const listener = new pg.Client({ connectionString: DATABASE_URL });
+  await listener.connect();
+  cleanups.push(() => listener.end());
+  let heard = deferred<string | undefined>();
+  listener.on("notification", (msg) => heard.resolve(msg.payload));
+  await listener.query(`LISTEN ${quoteIdent(channelName(schema))}`);
+  const enqueuer = new Workpool(producer, { name: "n", clock, logger: quiet });
+  const job = enqueuer.defineAction("job", (_c, n: number) => n);
+  await enqueuer.enqueueAction(job, 1);
+  expect(await heard.promise).toBe("n");
+  // From here on every enqueue of the producer counts as inside a coalescing window: its
+  // statement sends nothing, so only the trailing notification can be heard.
+  (producer[DRIVER] as PostgresDriver).notifier.notifyInline = () => false;
+  heard = deferred();
+  await enqueuer.enqueueAction(job, 2);
+  expect(await heard.promise).toBe("n");
 });
 
 test("enqueue with { tx } wakes workers when the caller's transaction commits", async () => {

@@ -1,31 +1,52 @@
 /**
- * The claim: one call of the schema's claim() function (see the migration), in
- * autocommit or inside a completion transaction. Enforcing the pool's maxParallelism
- * happens in that function, under the pool row's lock.
+ * The two calls that move work in and out of `running` on a busy pool, each one call of
+ * a function in the schema (see the migrations): claim(), and complete(), which writes a
+ * batch of action results and claims the freed slots. Enforcing the pool's
+ * maxParallelism happens in those functions, under the pool row's lock.
  */
-import type { ClaimOptions, ClaimResult, WorkRow } from "../../driver/driver.js";
+import type { ClaimOptions, ClaimResult, CompleteResult, CompletionWrite } from "../../driver/driver.js";
 import { run, type Queryable } from "./connection.js";
-import { byRunAtThenId, toPoolConfig, toWorkRow, type PgWorkRow } from "./rows.js";
+import { toClaimResult, type PgClaimRow } from "./rows.js";
 import type { Statements } from "./statements.js";
 
-/** A row of claim(): summary columns, plus a claimed work row (all NULL when none was claimed). */
-type ClaimRow = { max_parallelism: number; log_level: string; running_count: number; next_run_at: string | number | null } & (
-  | PgWorkRow
-  | { id: null }
-);
+/** The result a canceled attempt finishes with (a requested cancel wins over any outcome). */
+const CANCELED_RESULT = JSON.stringify({ kind: "canceled" });
 
 /** Claims due work of `pool` on `db` (the pool, or a client inside BEGIN). */
 export async function claimOn(db: Queryable, stmts: Statements, pool: string, opts: ClaimOptions): Promise<ClaimResult> {
-  const { rows } = await run<ClaimRow>(db, stmts.claim, [pool, opts.workerId, opts.now, opts.leaseUntil, opts.limit]);
-  const first = rows[0];
-  if (!first) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
-  const claimed: WorkRow[] = [];
-  for (const r of rows) if (r.id !== null) claimed.push(toWorkRow(r as PgWorkRow));
-  claimed.sort(byRunAtThenId);
-  return {
-    claimed,
-    config: toPoolConfig(first),
-    running: first.running_count + claimed.length,
-    nextRunAt: first.next_run_at === null ? null : Number(first.next_run_at),
-  };
+  const { rows } = await run<PgClaimRow>(db, stmts.claim, [pool, opts.workerId, opts.now, opts.leaseUntil, opts.limit]);
+  const result = rows[0] ? toClaimResult(rows[0], pool, opts) : null;
+  if (!result) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
+  return result;
+}
+
+/** A row of complete(): what was written, then the claim's columns (NULL without a claim). */
+type PgCompleteRow = PgClaimRow & { applied: string[]; canceled: string[] };
+
+/** Writes action results of `pool` and claims for the freed slots, on `db`, in one statement. */
+export async function completeOn(
+  db: Queryable,
+  stmts: Statements,
+  channel: string,
+  pool: string,
+  writes: readonly CompletionWrite[],
+  now: number,
+  claim: ClaimOptions | null,
+): Promise<CompleteResult> {
+  // Outcomes travel as one JSON object keyed by id, which the function reads by lookup.
+  const outcomes: Record<string, [number, string, string | null, number | null]> = {};
+  for (const w of writes) outcomes[w.id] = [w.attempt, w.status, w.result, w.runAt];
+  const { rows } = await run<PgCompleteRow>(db, stmts.complete, [
+    pool,
+    writes.map((w) => w.id),
+    JSON.stringify(outcomes),
+    CANCELED_RESULT,
+    now,
+    channel,
+    claim?.workerId ?? "",
+    claim?.leaseUntil ?? 0,
+    claim?.limit ?? 0,
+  ]);
+  const row = rows[0]!;
+  return { applied: row.applied, canceled: row.canceled, claim: claim ? toClaimResult(row, pool, claim) : null };
 }

@@ -26,6 +26,8 @@ import {
   type AttemptRef,
   type ClaimOptions,
   type ClaimResult,
+  type CompleteResult,
+  type CompletionWrite,
   type Driver,
   type HeartbeatResult,
   type NewWork,
@@ -40,10 +42,11 @@ import { InvalidArgumentError } from "../../errors.js";
 import { Mutex } from "../../internal/mutex.js";
 import { inTransaction, run } from "./connection.js";
 import { Listener } from "./listener.js";
+import { Notifier } from "./notifier.js";
 import { migratePostgres } from "./migrate.js";
 import { channelName } from "./names.js";
-import { claimOn } from "./claim.js";
-import { insertArrays, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
+import { claimOn, completeOn } from "./claim.js";
+import { insertArrays, insertOneParams, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
 import { PgTxOps } from "./tx-ops.js";
 
@@ -86,6 +89,8 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   readonly pollIntervalMs: number;
   /** The LISTEN side of the store (exposed for diagnostics and tests). */
   readonly listener: Listener;
+  /** The NOTIFY side: coalesces the wake-ups of back-to-back enqueues. */
+  readonly notifier: Notifier;
   private readonly ownsPool: boolean;
   private readonly stmts: Statements;
   private readonly channel: string;
@@ -102,6 +107,12 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     this.stmts = statementsFor(config.schema);
     this.channel = channelName(config.schema);
     this.listener = new Listener(config.newListenClient, this.channel);
+    this.notifier = new Notifier(
+      async (pool) => {
+        await run(this.pool, this.stmts.notify, [this.channel, pool]);
+      },
+      (pool) => this.listener.wakeLocal(pool),
+    );
   }
 
   /** Creates or upgrades the schema. Runs once per store; a failed run is retried on the next call. */
@@ -117,6 +128,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   /** Closes the LISTEN connection and, if the store created it, the pool. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await this.notifier.close();
       await this.listener.close();
       if (this.ownsPool) await this.pool.end();
     })();
@@ -165,27 +177,47 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   }
 
   /**
-   * One statement for the whole batch. Without `tx` it commits on its own (autocommit);
-   * with `tx` it runs on the caller's client inside their transaction, and the work and
-   * its notification exist only if they commit.
+   * One statement for the whole batch. Without `tx` it commits on its own (autocommit)
+   * and its wake-up may be coalesced with other enqueues' (see Notifier); with `tx` it
+   * runs on the caller's client inside their transaction, and the work and its
+   * notification exist only if they commit.
    */
   async insertWork(rows: readonly NewWork[], tx?: PoolClient): Promise<void> {
     if (!rows.length) return;
-    const params = [...insertArrays(rows), this.channel];
-    if (tx === undefined) {
-      await run(this.app, this.stmts.insertWork, params);
+    const one = rows.length === 1;
+    const params = one ? insertOneParams(rows[0]!) : insertArrays(rows);
+    if (tx !== undefined) {
+      if (tx === null || typeof tx !== "object" || typeof (tx as { query?: unknown }).query !== "function") {
+        throw new InvalidArgumentError("tx", "must be a pg client (from pool.connect()) inside the caller's BEGIN");
+      }
+      this.checkOpen();
+      await run(tx, one ? this.stmts.insertOne : this.stmts.insertWork, [...params, this.channel]);
       return;
     }
-    if (tx === null || typeof tx !== "object" || typeof (tx as { query?: unknown }).query !== "function") {
-      throw new InvalidArgumentError("tx", "must be a pg client (from pool.connect()) inside the caller's BEGIN");
+    const joined = this.joined();
+    // Inside a handler's transaction: it commits later, with the handler's writes.
+    if (joined) {
+      await run(joined.ops.tx, one ? this.stmts.insertOne : this.stmts.insertWork, [...params, this.channel]);
+      return;
     }
-    this.checkOpen();
-    await run(tx, this.stmts.insertWork, params);
+    // Every row of one enqueue belongs to one pool.
+    const pool = rows[0]!.pool;
+    if (this.notifier.notifyInline(pool)) {
+      await run(this.db, one ? this.stmts.insertOne : this.stmts.insertWork, [...params, this.channel]);
+    } else {
+      await run(this.db, one ? this.stmts.insertOneQuiet : this.stmts.insertWorkQuiet, params);
+      this.notifier.committedQuietly(pool);
+    }
   }
 
   /** One statement in autocommit: see claim() in the migration. */
   async claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
     return claimOn(this.db, this.stmts, pool, opts);
+  }
+
+  /** One statement in autocommit: see complete() in the migrations. */
+  async complete(pool: string, writes: readonly CompletionWrite[], now: number, claim: ClaimOptions | null): Promise<CompleteResult> {
+    return completeOn(this.db, this.stmts, this.channel, pool, writes, now, claim);
   }
 
   async heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult> {

@@ -135,6 +135,14 @@ export class Listener {
     await client.end().catch(() => undefined);
   }
 
+  /**
+   * Wakes this store's subscribers of `pool` as a notification would (debounced alike),
+   * for work this process knows it has just committed.
+   */
+  wakeLocal(pool: string): void {
+    this.wake(pool);
+  }
+
   private onNotification(msg: Notification): void {
     if (msg.channel !== this.channel || msg.payload === undefined) return;
     this.wake(msg.payload);

@@ -3,7 +3,7 @@
  * as a string (it may not fit a JS number); every BIGINT here is an epoch-ms time or a
  * counter well below 2^53, so Number() is exact.
  */
-import type { NewWork, OnCompleteState, PoolConfig, PoolStats, WorkRow } from "../../driver/driver.js";
+import type { ClaimOptions, ClaimResult, NewWork, OnCompleteState, PoolConfig, PoolStats, WorkRow } from "../../driver/driver.js";
 import type { LogLevel } from "../../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
 
@@ -91,27 +91,101 @@ export function toWorkRow(r: PgWorkRow): WorkRow {
   };
 }
 
+/**
+ * A claimed row as claim() sends it: a JSON array of these columns, in this order.
+ * BIGINTs arrive as JSON numbers.
+ */
+export type PgClaimedRow = [
+  id: string,
+  kind: string,
+  fnName: string,
+  name: string | null,
+  args: string,
+  runAt: number,
+  enqueuedAt: number,
+  attempt: number,
+  retry: string | null,
+  timeoutMs: number | null,
+  onComplete: string | null,
+  context: string | null,
+  cancelRequested: boolean,
+];
+
+/**
+ * A row of the claim() function: the pool's config (NULL when it has none), the running
+ * count before the claim, the next run_at, and the claimed rows (NULL if none).
+ */
+export interface PgClaimRow {
+  max_parallelism: number | null;
+  log_level: string | null;
+  running_count: number | null;
+  next_run_at: BigIntText | null;
+  claimed: PgClaimedRow[] | null;
+}
+
+/** A claimed row as a WorkRow: what claim() does not send is what the claim wrote. */
+function claimedWorkRow(r: PgClaimedRow, pool: string, opts: ClaimOptions): WorkRow {
+  const [id, kind, fnName, name, args, runAt, enqueuedAt, attempt, retry, timeoutMs, onComplete, context, cancelRequested] = r;
+  return {
+    id,
+    pool,
+    kind: kind as WorkKind,
+    fnName,
+    name,
+    args,
+    state: "running",
+    runAt,
+    enqueuedAt,
+    attempt,
+    retry: retry === null ? null : (JSON.parse(retry) as RetryBehavior),
+    timeoutMs,
+    onComplete,
+    context,
+    cancelRequested,
+    workerId: opts.workerId,
+    leaseUntil: opts.leaseUntil,
+    startedAt: opts.now,
+    result: null,
+    finishedAt: null,
+    ocState: "none",
+    ocAttempts: 0,
+    ocRunAt: null,
+    ocError: null,
+  };
+}
+
+/** Converts a claim() row for a claim of `pool` with `opts`; null when the pool has no stored config. */
+export function toClaimResult(r: PgClaimRow, pool: string, opts: ClaimOptions): ClaimResult | null {
+  if (r.max_parallelism === null || r.log_level === null) return null;
+  const claimed = (r.claimed ?? []).map((c) => claimedWorkRow(c, pool, opts)).sort(byRunAtThenId);
+  return {
+    claimed,
+    config: { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel },
+    running: (r.running_count ?? 0) + claimed.length,
+    nextRunAt: numOrNull(r.next_run_at),
+  };
+}
+
 /** Orders claimed rows as the claim query picked them: by run_at, then id. */
 export function byRunAtThenId(a: WorkRow, b: WorkRow): number {
   return a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** The insert statement's parameters for a batch: one array per column (for unnest). */
+/** One new row's column values, in the order both insert statements take them. */
+function insertValues(w: NewWork): unknown[] {
+  return [w.id, w.pool, w.kind, w.fnName, w.name, w.args, w.runAt, w.enqueuedAt, w.retry === null ? null : JSON.stringify(w.retry), w.timeoutMs, w.onComplete, w.context];
+}
+
+/** The single-row insert statement's parameters. */
+export function insertOneParams(row: NewWork): unknown[] {
+  return insertValues(row);
+}
+
+/** The batch insert statement's parameters: one array per column (for unnest). */
 export function insertArrays(rows: readonly NewWork[]): unknown[] {
-  return [
-    rows.map((w) => w.id),
-    rows.map((w) => w.pool),
-    rows.map((w) => w.kind),
-    rows.map((w) => w.fnName),
-    rows.map((w) => w.name),
-    rows.map((w) => w.args),
-    rows.map((w) => w.runAt),
-    rows.map((w) => w.enqueuedAt),
-    rows.map((w) => (w.retry === null ? null : JSON.stringify(w.retry))),
-    rows.map((w) => w.timeoutMs),
-    rows.map((w) => w.onComplete),
-    rows.map((w) => w.context),
-  ];
+  const columns: unknown[][] = Array.from({ length: 12 }, () => []);
+  for (const row of rows) insertValues(row).forEach((v, i) => columns[i]!.push(v));
+  return columns;
 }
 
 /** Converts a pool row. */

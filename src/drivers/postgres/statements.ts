@@ -55,15 +55,24 @@ function sql(schema: string) {
   const s = quoteIdent(schema);
   const work = `${s}.work`;
   const cols = WORK_COLUMNS.join(", ");
+  const insertInto = `INSERT INTO ${work} (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context)`;
+  const insertOne = `${insertInto}
+    VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'pending', $7::bigint, $8::bigint, $9::text, $10::bigint, $11::text, $12::text)`;
+  const insertBatch = `${insertInto}
+    SELECT t.id, t.pool, t.kind, t.fn_name, t.name, t.args, 'pending', t.run_at, t.enqueued_at, t.retry, t.timeout_ms, t.on_complete, t.context
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
+                $9::text[], $10::bigint[], $11::text[], $12::text[])
+      AS t(id, pool, kind, fn_name, name, args, run_at, enqueued_at, retry, timeout_ms, on_complete, context)`;
+  const notifying = (insert: string) =>
+    `WITH ins AS (${insert} RETURNING pool) SELECT pg_notify($13::text, p.pool) FROM (SELECT DISTINCT pool FROM ins) p`;
   return {
-    insertWork: `WITH ins AS (
-      INSERT INTO ${work} (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context)
-      SELECT t.id, t.pool, t.kind, t.fn_name, t.name, t.args, 'pending', t.run_at, t.enqueued_at, t.retry, t.timeout_ms, t.on_complete, t.context
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
-                  $9::text[], $10::bigint[], $11::text[], $12::text[])
-        AS t(id, pool, kind, fn_name, name, args, run_at, enqueued_at, retry, timeout_ms, on_complete, context)
-      RETURNING pool)
-    SELECT pg_notify($13::text, p.pool) FROM (SELECT DISTINCT pool FROM ins) p`,
+    // Enqueue: one row as plain VALUES (it plans and runs faster than unnest), a batch as
+    // unnest. The notifying forms wake every listener at commit; the quiet ones are for
+    // enqueues whose wake-up the Notifier sends after them. $1..$12 the columns, $13 channel.
+    insertOne: notifying(insertOne),
+    insertOneQuiet: insertOne,
+    insertWork: notifying(insertBatch),
+    insertWorkQuiet: insertBatch,
 
     // $1 pool, $2/$3 seed, $4/$5 overrides (null: keep the stored value).
     upsertPool: `INSERT INTO ${s}.pools AS p (name, max_parallelism, log_level)
@@ -78,6 +87,10 @@ function sql(schema: string) {
     // See the claim() function in the migration: lock, count, claim, in one round trip.
     // $1 pool, $2 worker, $3 now, $4 lease_until, $5 limit.
     claim: `SELECT * FROM ${s}.claim($1::text, $2::text, $3::bigint, $4::bigint, $5::int)`,
+    // See complete() in the migration: a batch of action results plus the claim of the
+    // freed slots, in one round trip. $1 pool, $2 ids, $3 outcomes by id, $4 the canceled
+    // result, $5 now, $6 channel, $7 worker, $8 lease_until, $9 claim limit (0: no claim).
+    complete: `SELECT * FROM ${s}.complete($1::text, $2::text[], $3::jsonb, $4::text, $5::bigint, $6::text, $7::text, $8::bigint, $9::int)`,
 
     // Renews leases still held by this worker on this attempt. Rows locked by another
     // transaction (this worker's own mutation, a commit of results) are skipped rather
