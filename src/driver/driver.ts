@@ -92,7 +92,11 @@ export interface ClaimResult {
   config: PoolConfig;
   /** Running attempts of the pool after the claim (all processes). */
   running: number;
-  /** Earliest run_at of the pool's remaining pending work, or null if none. */
+  /**
+   * Earliest run_at of the pool's remaining pending work, or null if none. A driver may
+   * also return null when the claim took every row it could (its limit, or the pool's
+   * free slots): the worker then claims again before it would sleep.
+   */
   nextRunAt: number | null;
 }
 

@@ -171,21 +171,31 @@ export function byRunAtThenId(a: WorkRow, b: WorkRow): number {
   return a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** One new row's column values, in the order both insert statements take them. */
-function insertValues(w: NewWork): unknown[] {
-  return [w.id, w.pool, w.kind, w.fnName, w.name, w.args, w.runAt, w.enqueuedAt, w.retry === null ? null : JSON.stringify(w.retry), w.timeoutMs, w.onComplete, w.context];
+/** The single-row insert statement's parameters, in column order. */
+export function insertOneParams(w: NewWork): unknown[] {
+  return [w.id, w.pool, w.kind, w.fnName, w.name, w.args, w.runAt, w.enqueuedAt, retryText(w.retry), w.timeoutMs, w.onComplete, w.context];
 }
 
-/** The single-row insert statement's parameters. */
-export function insertOneParams(row: NewWork): unknown[] {
-  return insertValues(row);
-}
-
-/** The batch insert statement's parameters: one array per column (for unnest). */
+/** The batch insert statement's parameters: one array per column (for unnest), same order. */
 export function insertArrays(rows: readonly NewWork[]): unknown[] {
-  const columns: unknown[][] = Array.from({ length: 12 }, () => []);
-  for (const row of rows) insertValues(row).forEach((v, i) => columns[i]!.push(v));
-  return columns;
+  return [
+    rows.map((w) => w.id),
+    rows.map((w) => w.pool),
+    rows.map((w) => w.kind),
+    rows.map((w) => w.fnName),
+    rows.map((w) => w.name),
+    rows.map((w) => w.args),
+    rows.map((w) => w.runAt),
+    rows.map((w) => w.enqueuedAt),
+    rows.map((w) => retryText(w.retry)),
+    rows.map((w) => w.timeoutMs),
+    rows.map((w) => w.onComplete),
+    rows.map((w) => w.context),
+  ];
+}
+
+function retryText(retry: RetryBehavior | null): string | null {
+  return retry === null ? null : JSON.stringify(retry);
 }
 
 /** Converts a pool row. */

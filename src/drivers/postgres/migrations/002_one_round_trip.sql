@@ -9,7 +9,8 @@
 -- claim read the whole table. This version runs the steps as separate statements with
 -- the counts in variables, so each step is an index lookup whatever the table's size.
 -- It returns one row: the pool's config, the running count before the claim, the
--- earliest run_at of the pool's remaining pending work, and the claimed rows as a JSON
+-- earliest run_at of the pool's remaining pending work (NULL when none, or when the
+-- claim took every row it could: see below), and the claimed rows as a JSON
 -- array of arrays (NULL when none; columns as CLAIMED_COLUMNS in rows.ts). No row: the
 -- pool has no config.
 DROP FUNCTION :"schema".claim(TEXT, TEXT, BIGINT, BIGINT, INTEGER);
@@ -60,13 +61,25 @@ BEGIN
                                      c.retry, c.timeout_ms, c.on_complete, c.context, c.cancel_requested))
     INTO v_claimed FROM c;
   END IF;
+  -- The earliest remaining run_at matters only when this claim ran out of due work: then
+  -- the caller sleeps until it. A claim that took every row it could (or none, the pool
+  -- being full) is followed by another claim anyway, so it skips the index walk, which on
+  -- a busy queue first passes over the entries of work claimed since the last vacuum.
   -- After the update, so the rows just claimed are no longer pending. ORDER BY ... LIMIT 1
   -- rather than min(): the plan cached for this statement must read one index entry even
   -- if it was made while the table's statistics still said it was empty.
-  SELECT w.run_at INTO v_next FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'pending' ORDER BY w.run_at LIMIT 1;
+  IF coalesce(cardinality(v_rows), 0) < v_free THEN
+    SELECT w.run_at INTO v_next FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'pending' ORDER BY w.run_at LIMIT 1;
+  END IF;
   RETURN QUERY SELECT v_max, v_level, v_running, v_next, v_claimed;
 END
 $$;
+
+-- Every row is updated twice (claim, finish) soon after it is inserted, and claims scan
+-- the pending index from its oldest entry: the entries of work already claimed stay in
+-- the way until a vacuum removes them. Vacuum this table after 2% of its rows changed
+-- rather than the server's default 20%.
+ALTER TABLE :"schema".work SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.05);
 
 -- Writes the outcomes of a batch of action attempts, then (when p_limit > 0) claims work
 -- for the slots they freed, in the caller's transaction: called on its own, the whole
