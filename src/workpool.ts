@@ -213,6 +213,17 @@ export class Workpool<Tx = unknown> {
       if (tx === null || typeof tx !== "object") throw new InvalidArgumentError("tx", "must be the store's transaction handle (a better-sqlite3 Database for SQLite)");
       return this.driver.insertWork(rows, tx).then(emit);
     }
+    const claim = tx === undefined && rows.length === 1 && this.driver.insertAndClaim ? this.worker.enqueueClaimOptions(rows[0]!.runAt) : null;
+    if (claim) {
+      // This process runs a worker with room: the work may start without a second commit.
+      return this.ready()
+        .then(() => this.driver.insertAndClaim!(rows[0]!, claim))
+        .then((claimed) => {
+          const ids = emit();
+          if (claimed) this.worker.adopt(claimed, claim.now);
+          return ids;
+        });
+    }
     return this.ready()
       .then(() => this.driver.insertWork(rows, tx))
       .then(emit);

@@ -230,6 +230,15 @@ export interface Driver<Tx> {
   /** Inserts new work; within `tx` (the caller's open transaction) when given. */
   insertWork(rows: readonly NewWork[], tx?: Tx): Promise<void>;
   /**
+   * Optional: inserts one new row (autocommit) and, in the same transaction, claims it
+   * for `claim.workerId` when the pool has a free slot and no other due work is waiting
+   * (new work never jumps the queue); otherwise leaves it pending and sends its wake-up
+   * as {@link insertWork} does. Returns the row as claimed, or null. The core uses it when
+   * this process runs a worker of the pool with room: the work then starts after one
+   * commit instead of two. Inside a handler's transaction it only inserts (null).
+   */
+  insertAndClaim?(row: NewWork, claim: ClaimOptions): Promise<WorkRow | null>;
+  /**
    * Claims up to `limit` due pending rows of `pool` for `workerId`, never letting the
    * pool's running count exceed its stored maxParallelism.
    */

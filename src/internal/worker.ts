@@ -5,7 +5,7 @@
  * PostgreSQL), on a timer for the next scheduled work, on freed slots, and on a slow
  * safety poll; it never busy-polls.
  */
-import type { AttemptRef, ClaimResult, WorkRow } from "../driver/driver.js";
+import type { AttemptRef, ClaimOptions, ClaimResult, WorkRow } from "../driver/driver.js";
 import type { TimerHandle } from "../clock.js";
 import { Completer, type RefillHook } from "./completer.js";
 import { AttemptAbortedError, runAction, runMutation, type AbortCause } from "./executor.js";
@@ -145,6 +145,32 @@ export class Worker<Tx> {
     await Promise.all(mine);
     await this.completer.flush();
     return { claimed, leader: m.leader, rescued: m.rescued, deleted: m.deleted };
+  }
+
+  /**
+   * The claim an enqueue of this process may make for this worker in its own transaction
+   * (see Driver.insertAndClaim), or null: the worker must be running, have room under its
+   * local cap, and its last claim must have left the pool below its limit. The store
+   * checks the global limit again under the pool's lock.
+   */
+  enqueueClaimOptions(runAt: number): ClaimOptions | null {
+    const now = this.rt.options.clock.now();
+    if (!this.started || this.stopping || this.saturated || runAt > now || this.claimLimit() === 0) return null;
+    return { workerId: this.rt.workerId, now, leaseUntil: now + this.rt.options.leaseMs, limit: 1 };
+  }
+
+  /**
+   * Runs a row that an enqueue of this process claimed for this worker. Should the worker
+   * have stopped (or filled up) meanwhile, the attempt is handed back unstarted.
+   */
+  adopt(row: WorkRow, now: number): void {
+    if (this.started && !this.stopping && this.claimLimit() > 0) {
+      this.begin(row, now);
+      return;
+    }
+    this.rt.driver
+      .transaction((ops) => ops.release([{ id: row.id, attempt: row.attempt }], this.rt.options.clock.now()))
+      .catch((e: unknown) => this.rt.logger.error(`workpool: handing back ${row.id} failed; its lease will expire and it will be rescued`, e));
   }
 
   /** Aborts this process's running attempts of `ids` because they were canceled. */

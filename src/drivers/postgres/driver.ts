@@ -210,6 +210,32 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     }
   }
 
+  /** One statement in autocommit: see enqueue_claim() in the migrations. */
+  async insertAndClaim(row: NewWork, claim: ClaimOptions): Promise<WorkRow | null> {
+    if (this.joined()) {
+      await this.insertWork([row]);
+      return null;
+    }
+    const params = [...insertOneParams(row), this.channel, claim.workerId, claim.now, claim.leaseUntil];
+    const { rows } = await run<{ claimed: boolean }>(this.db, this.stmts.enqueueClaim, params);
+    if (!rows[0]?.claimed) return null;
+    return {
+      ...row,
+      state: "running",
+      attempt: 1,
+      cancelRequested: false,
+      workerId: claim.workerId,
+      leaseUntil: claim.leaseUntil,
+      startedAt: claim.now,
+      result: null,
+      finishedAt: null,
+      ocState: "none",
+      ocAttempts: 0,
+      ocRunAt: null,
+      ocError: null,
+    };
+  }
+
   /** One statement in autocommit: see claim() in the migration. */
   async claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
     return claimOn(this.db, this.stmts, pool, opts);

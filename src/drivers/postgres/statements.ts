@@ -74,6 +74,11 @@ function sql(schema: string) {
     insertWork: notifying(insertBatch),
     insertWorkQuiet: insertBatch,
 
+    // See enqueue_claim() in the migrations. $1..$12 the columns, $13 channel, $14 worker,
+    // $15 now, $16 lease_until.
+    enqueueClaim: `SELECT ${s}.enqueue_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint,
+      $9::text, $10::bigint, $11::text, $12::text, $13::text, $14::text, $15::bigint, $16::bigint) AS claimed`,
+
     // $1 pool, $2/$3 seed, $4/$5 overrides (null: keep the stored value).
     upsertPool: `INSERT INTO ${s}.pools AS p (name, max_parallelism, log_level)
       VALUES ($1::text, coalesce($4::int, $2::int), coalesce($5::text, $3::text))

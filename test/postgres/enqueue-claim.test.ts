@@ -1,0 +1,132 @@
+/**
+ * Enqueue-and-claim on PostgreSQL: an enqueue in a process whose worker has room inserts
+ * the work already running for that worker (one commit), but only when the pool has a
+ * free slot and no older due work waits; otherwise it is an ordinary enqueue.
+ */
+import { expect, test } from "vitest";
+import { DRIVER, type ClaimOptions, type NewWork, type WorkRow } from "../../src/driver/driver.js";
+import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
+import { postgresStore } from "../../src/drivers/postgres/index.js";
+import { newWorkId } from "../../src/ids.js";
+import { ManualClock, Workpool } from "../../src/index.js";
+import { deferred, nextEvent, T0 } from "../helpers/common.js";
+import { DATABASE_URL, dropSchema, randomSchema, useCleanups, useSharedServer } from "./helpers.js";
+
+useSharedServer();
+const cleanups = useCleanups();
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+async function setup(maxParallelism = 2) {
+  const schema = randomSchema();
+  const store = postgresStore({ connectionString: DATABASE_URL, schema });
+  cleanups.push(async () => {
+    await store.close();
+    await dropSchema(schema);
+  });
+  const clock = new ManualClock(T0);
+  const pool = new Workpool(store, { name: "e", clock, logger: quiet, maxParallelism });
+  const job = pool.defineAction("job", (_c, n: number) => n);
+  await pool.configure({ maxParallelism });
+  const driver = store[DRIVER] as PostgresDriver;
+  const newRow = (runAt = T0): NewWork => ({
+    id: newWorkId(T0),
+    pool: "e",
+    kind: "action",
+    fnName: "job",
+    name: null,
+    args: "1",
+    runAt,
+    enqueuedAt: T0,
+    retry: null,
+    timeoutMs: null,
+    onComplete: null,
+    context: null,
+  });
+  const claim: ClaimOptions = { workerId: "w", now: T0, leaseUntil: T0 + 30_000, limit: 1 };
+  return { store, driver, pool, job, clock, newRow, claim };
+}
+
+test("with a free slot and nothing waiting, the new work is inserted running for the worker", async () => {
+  const { driver, pool, newRow, claim } = await setup();
+  const row = newRow();
+  const claimed = await driver.insertAndClaim(row, claim);
+  expect(claimed).toMatchObject({ id: row.id, state: "running", attempt: 1, workerId: "w", leaseUntil: T0 + 30_000, startedAt: T0 });
+  expect((await driver.readWork("e", [row.id]))[0]).toMatchObject({ state: "running", attempt: 1, workerId: "w", leaseUntil: T0 + 30_000 });
+  expect(await pool.status(row.id)).toEqual({ state: "running", previousAttempts: 0 });
+});
+
+test("older due work, a full pool, a paused pool or a future run time leave the new work pending", async () => {
+  const { driver, pool, newRow, claim } = await setup(1);
+  // Due work already waiting: the new work must not jump ahead of it.
+  const older = newRow();
+  await driver.insertWork([older]);
+  const behind = newRow();
+  expect(await driver.insertAndClaim(behind, claim)).toBeNull();
+  expect(await pool.statusBatch([older.id, behind.id])).toEqual([
+    { state: "pending", previousAttempts: 0 },
+    { state: "pending", previousAttempts: 0 },
+  ]);
+  // The pool full (maxParallelism 1, one running).
+  const full = await setup(1);
+  expect(await full.driver.insertAndClaim(full.newRow(), full.claim)).not.toBeNull();
+  const second = full.newRow();
+  expect(await full.driver.insertAndClaim(second, full.claim)).toBeNull();
+  expect((await full.driver.readWork("e", [second.id]))[0]!.state).toBe("pending");
+  // Paused.
+  const paused = await setup(0);
+  expect(await paused.driver.insertAndClaim(paused.newRow(), paused.claim)).toBeNull();
+  // Not due yet.
+  const later = await setup();
+  const scheduled = later.newRow(T0 + 1000);
+  expect(await later.driver.insertAndClaim(scheduled, later.claim)).toBeNull();
+  expect((await later.driver.readWork("e", [scheduled.id]))[0]).toMatchObject({ state: "pending", runAt: T0 + 1000 });
+});
+
+test("a started pool runs work enqueued in its own process through one statement", async () => {
+  const { driver, pool, job } = await setup();
+  const results: (WorkRow | null)[] = [];
+  const real = driver.insertAndClaim.bind(driver);
+  driver.insertAndClaim = async (row, claim) => {
+    const claimed = await real(row, claim);
+    results.push(claimed);
+    return claimed;
+  };
+  await pool.start();
+  cleanups.push(() => pool.stop({ timeoutMs: 0 }));
+  const id = await pool.enqueueAction(job, 21);
+  const done = await nextEvent(pool, "completed", (e) => e.workId === id);
+  expect(done.status).toBe("success");
+  expect(results.map((r) => r?.id)).toEqual([id]);
+  expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: 21 } });
+});
+
+test("work claimed by an enqueue while its worker stops is handed back unstarted", async () => {
+  const { driver, pool, job } = await setup();
+  const gate = deferred();
+  const entered = deferred();
+  const real = driver.insertAndClaim.bind(driver);
+  driver.insertAndClaim = async (row, claim) => {
+    entered.resolve();
+    await gate.promise;
+    return real(row, claim);
+  };
+  let started = 0;
+  pool.on("started", () => started++);
+  await pool.start();
+  const enqueued = pool.enqueueAction(job, 1);
+  await entered.promise;
+  await pool.stop({ timeoutMs: 0 });
+  gate.resolve();
+  const id = await enqueued;
+  // The hand-back is asynchronous: wait until the row is pending again.
+  for (;;) {
+    const status = await pool.status(id);
+    if (status.state === "pending") {
+      expect(status).toEqual({ state: "pending", previousAttempts: 0 });
+      break;
+    }
+    expect(status.state).toBe("running");
+    await new Promise((r) => setImmediate(r));
+  }
+  expect(started).toBe(0);
+});
