@@ -216,13 +216,15 @@ export class Workpool<Tx = unknown> {
     const claim = tx === undefined && rows.length === 1 && this.driver.insertAndClaim ? this.worker.enqueueClaimOptions(rows[0]!.runAt) : null;
     if (claim) {
       // This process runs a worker with room: the work may start without a second commit.
-      return this.ready()
-        .then(() => this.driver.insertAndClaim!(rows[0]!, claim))
-        .then((claimed) => {
-          const ids = emit();
-          if (claimed) this.worker.adopt(claimed, claim.now);
-          return ids;
-        });
+      return this.worker.trackEnqueueClaim(
+        this.ready()
+          .then(() => this.driver.insertAndClaim!(rows[0]!, claim))
+          .then(async (claimed) => {
+            const ids = emit();
+            if (claimed) await this.worker.adopt(claimed, claim.now);
+            return ids;
+          }),
+      );
     }
     return this.ready()
       .then(() => this.driver.insertWork(rows, tx))

@@ -56,6 +56,8 @@ export class Worker<Tx> {
   private claimFailures = 0;
   private nextRunAt: number | null = null;
   private saturated = false;
+  /** Enqueues in flight that may claim for this worker (see trackEnqueueClaim). */
+  private readonly enqueueClaims = new Set<Promise<void>>();
   constructor(private readonly rt: PoolRuntime<Tx>) {
     this.completer = new Completer(rt, this.refill);
     this.maintenance = new Maintenance(rt);
@@ -95,6 +97,7 @@ export class Worker<Tx> {
     for (const t of [this.pollTimer, this.maintenanceTimer]) if (t) this.rt.options.clock.clearTimeout(t);
     this.pollTimer = this.maintenanceTimer = null;
     await this.pumping;
+    await Promise.all(this.enqueueClaims);
     if (this.inflight.size && timeoutMs > 0) {
       let timer: TimerHandle | null = null;
       const timedOut = new Promise<void>((r) => (timer = this.rt.options.clock.setTimeout(r, timeoutMs)));
@@ -163,14 +166,31 @@ export class Worker<Tx> {
    * Runs a row that an enqueue of this process claimed for this worker. Should the worker
    * have stopped (or filled up) meanwhile, the attempt is handed back unstarted.
    */
-  adopt(row: WorkRow, now: number): void {
+  async adopt(row: WorkRow, now: number): Promise<void> {
     if (this.started && !this.stopping && this.claimLimit() > 0) {
       this.begin(row, now);
       return;
     }
-    this.rt.driver
-      .transaction((ops) => ops.release([{ id: row.id, attempt: row.attempt }], this.rt.options.clock.now()))
-      .catch((e: unknown) => this.rt.logger.error(`workpool: handing back ${row.id} failed; its lease will expire and it will be rescued`, e));
+    try {
+      await this.rt.driver.transaction((ops) => ops.release([{ id: row.id, attempt: row.attempt }], this.rt.options.clock.now()));
+    } catch (e) {
+      this.rt.logger.error(`workpool: handing back ${row.id} failed; its lease will expire and it will be rescued`, e);
+    }
+  }
+
+  /**
+   * Tracks an enqueue that may claim for this worker (from enqueueClaimOptions to adopt):
+   * stop() waits for it, so work it claims is started or handed back before the worker
+   * (and perhaps the store) goes away.
+   */
+  trackEnqueueClaim<T>(enqueue: Promise<T>): Promise<T> {
+    const settled = enqueue.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.enqueueClaims.add(settled);
+    void settled.then(() => this.enqueueClaims.delete(settled));
+    return enqueue;
   }
 
   /** Aborts this process's running attempts of `ids` because they were canceled. */
