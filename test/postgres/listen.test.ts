@@ -98,7 +98,7 @@ test("an enqueue that commits without its own NOTIFY is followed by a trailing o
   expect(await heard.promise).toBe("n");
   // From here on every enqueue of the producer counts as inside a coalescing window: its
   // statement sends nothing, so only the trailing notification can be heard.
-  (producer[DRIVER] as PostgresDriver).notifier.notifyInline = () => false;
+  (producer[DRIVER] as PostgresDriver).notifier.notifyInline = () => null;
   heard = deferred();
   await enqueuer.enqueueAction(job, 2);
   expect(await heard.promise).toBe("n");

@@ -202,8 +202,10 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     }
     // Every row of one enqueue belongs to one pool.
     const pool = rows[0]!.pool;
-    if (this.notifier.notifyInline(pool)) {
+    const inlineSince = this.notifier.notifyInline(pool);
+    if (inlineSince !== null) {
       await run(this.db, one ? this.stmts.insertOne : this.stmts.insertWork, [...params, this.channel]);
+      this.notifier.committedInline(pool, inlineSince);
     } else {
       await run(this.db, one ? this.stmts.insertOneQuiet : this.stmts.insertWorkQuiet, params);
       this.notifier.committedQuietly(pool);

@@ -7,9 +7,16 @@
  * every few milliseconds is all the workers need. So, per pool:
  * - an enqueue notifies in its own statement (delivered at its commit) unless one did
  *   in the last {@link NOTIFY_COALESCE_MS};
- * - an enqueue inside that window commits quietly, and once it has committed a single
- *   trailing `pg_notify` follows at the end of the window, covering every quiet enqueue
- *   before it. Workers of the same store in this process are woken at once.
+ * - an enqueue inside that window commits quietly. Workers of the same store in this
+ *   process are woken at once. For the others, a quiet commit is covered by the NOTIFY
+ *   of any notifying enqueue that *started after it committed* and then committed
+ *   itself (its notification is delivered after the quiet work is visible). If none
+ *   has done so within {@link NOTIFY_COALESCE_MS} of the oldest uncovered quiet
+ *   commit, a trailing `pg_notify` is sent in its own transaction.
+ *
+ * A steady stream of enqueues thus pays for one NOTIFY per window and no extra
+ * statement; when the stream stops, its last quiet enqueues get their trailing
+ * notification at most one window late.
  *
  * Only enqueues that commit on their own (autocommit) may be quiet: for an enqueue in
  * the caller's transaction nobody here knows when, or whether, it commits, so it always
@@ -20,8 +27,12 @@
 export const NOTIFY_COALESCE_MS = 5;
 
 interface PoolState {
-  /** When the last NOTIFY was sent (in a statement or trailing), on the `now` clock. */
+  /** When the last NOTIFY was started (in an enqueue's statement, or trailing). */
   lastAt: number;
+  /** When the oldest quiet commit not yet known to be covered happened; null if none. */
+  uncoveredSince: number | null;
+  /** When the latest quiet commit happened. */
+  lastQuietAt: number;
   trailing: ReturnType<typeof setTimeout> | null;
 }
 
@@ -31,6 +42,8 @@ export class Notifier {
   private closed = false;
   /** The last failure of a trailing notification, for diagnostics. */
   lastError: Error | null = null;
+  /** How many trailing notifications were sent; for tests and diagnostics. */
+  trailingSent = 0;
 
   /**
    * @param send sends one NOTIFY for a pool in its own transaction
@@ -43,35 +56,69 @@ export class Notifier {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
+  private state(pool: string): PoolState {
+    let state = this.pools.get(pool);
+    if (!state) this.pools.set(pool, (state = { lastAt: -Infinity, uncoveredSince: null, lastQuietAt: -Infinity, trailing: null }));
+    return state;
+  }
+
   /**
-   * Whether an autocommit enqueue of `pool` starting now must notify in its own
-   * statement. If so, it is counted as sent.
+   * For an autocommit enqueue of `pool` starting now: null if it may commit quietly, or
+   * the time it started if it must notify in its own statement (pass that time to
+   * {@link committedInline} once it has committed).
    */
-  notifyInline(pool: string): boolean {
-    if (this.closed) return true;
+  notifyInline(pool: string): number | null {
     const now = this.now();
+    if (this.closed) return now;
+    const state = this.state(pool);
+    if (now - state.lastAt < NOTIFY_COALESCE_MS) return null;
+    state.lastAt = now;
+    return now;
+  }
+
+  /** A notifying enqueue of `pool` that started at `startedAt` has committed. */
+  committedInline(pool: string, startedAt: number): void {
     const state = this.pools.get(pool);
-    if (state && now - state.lastAt < NOTIFY_COALESCE_MS) return false;
-    if (state) state.lastAt = now;
-    else this.pools.set(pool, { lastAt: now, trailing: null });
-    return true;
+    // It started after every quiet commit so far: its notification covers them all.
+    if (state && state.uncoveredSince !== null && startedAt > state.lastQuietAt) state.uncoveredSince = null;
   }
 
   /** A quiet enqueue of `pool` has committed: makes sure a NOTIFY follows it. */
   committedQuietly(pool: string): void {
     this.wakeLocal(pool);
-    const state = this.pools.get(pool);
-    // A pending trailing notification fires after this commit, so it covers it.
-    if (!state || state.trailing || this.closed) return;
-    const delay = Math.max(0, state.lastAt + NOTIFY_COALESCE_MS - this.now());
+    const state = this.state(pool);
+    const now = this.now();
+    state.lastQuietAt = now;
+    state.uncoveredSince ??= now;
+    this.armTrailing(pool, state);
+  }
+
+  /** Checks again when the oldest uncovered quiet commit is one window old. */
+  private armTrailing(pool: string, state: PoolState): void {
+    if (state.trailing || state.uncoveredSince === null || this.closed) return;
+    const delay = Math.max(0, state.uncoveredSince + NOTIFY_COALESCE_MS - this.now());
     state.trailing = setTimeout(() => {
       state.trailing = null;
-      state.lastAt = this.now();
-      // Should this fail, the workers' safety poll finds the work.
-      this.send(pool).catch((e: unknown) => {
-        this.lastError = e instanceof Error ? e : new Error(String(e));
-      });
+      if (state.uncoveredSince === null) return;
+      // Still uncovered (or uncovered again since the timer was armed): if the oldest is
+      // younger than a window, a notifying enqueue may yet cover it.
+      if (this.now() - state.uncoveredSince < NOTIFY_COALESCE_MS) {
+        this.armTrailing(pool, state);
+        return;
+      }
+      this.sendTrailing(pool, state);
     }, delay);
+  }
+
+  private sendTrailing(pool: string, state: PoolState): void {
+    // Covers every quiet commit up to now.
+    state.uncoveredSince = null;
+    state.lastAt = this.now();
+    this.trailingSent++;
+    // Should this fail, the workers' safety poll finds the work.
+    this.send(pool).catch((e: unknown) => {
+      this.lastError = e instanceof Error ? e : new Error(String(e));
+    });
   }
 
   /** Sends every pending trailing notification now and stops coalescing. */
@@ -79,9 +126,10 @@ export class Notifier {
     this.closed = true;
     const pending: Promise<void>[] = [];
     for (const [pool, state] of this.pools) {
-      if (!state.trailing) continue;
-      clearTimeout(state.trailing);
+      if (state.trailing) clearTimeout(state.trailing);
       state.trailing = null;
+      if (state.uncoveredSince === null) continue;
+      state.uncoveredSince = null;
       pending.push(this.send(pool).catch(() => undefined));
     }
     await Promise.all(pending);
