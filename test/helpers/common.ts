@@ -1,8 +1,11 @@
 /**
- * Helpers shared by the store test suites: a capturing logger, a fixed start time, and
+ * Helpers shared by the store test suites: a silent and a capturing logger, a fixed start time, and
  * small promises to await events and aborts instead of sleeping.
  */
 import type { Logger, WorkpoolEventName, WorkpoolEvents } from "../../src/index.js";
+
+/** A logger that writes nothing, for tests that do not look at logs. */
+export const quietLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** A logger that keeps every line, for assertions on what was logged. */
 export class CapturingLogger implements Logger {

@@ -7,21 +7,14 @@
 import { expect, test } from "vitest";
 import { DRIVER, type ClaimOptions } from "../../src/driver/driver.js";
 import { ManualClock, Workpool } from "../../src/index.js";
-import { postgresStore } from "../../src/drivers/postgres/index.js";
-import { T0 } from "../helpers/common.js";
-import { DATABASE_URL, dropSchema, randomSchema, useCleanups, useSharedServer } from "./helpers.js";
+import { T0, quietLogger as quiet } from "../helpers/common.js";
+import { freshStore, useCleanups, useSharedServer } from "./helpers.js";
 
 useSharedServer();
 const cleanups = useCleanups();
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 async function setup() {
-  const schema = randomSchema();
-  const store = postgresStore({ connectionString: DATABASE_URL, schema });
-  cleanups.push(async () => {
-    await store.close();
-    await dropSchema(schema);
-  });
+  const { store } = freshStore(cleanups);
   const clock = new ManualClock(T0);
   const pool = new Workpool(store, { name: "c", clock, logger: quiet, maxParallelism: 2 });
   const delivered: unknown[] = [];

@@ -6,23 +6,16 @@
 import { expect, test } from "vitest";
 import { DRIVER, type ClaimOptions, type NewWork, type WorkRow } from "../../src/driver/driver.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
-import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { newWorkId } from "../../src/ids.js";
 import { ManualClock, Workpool } from "../../src/index.js";
-import { deferred, nextEvent, T0 } from "../helpers/common.js";
-import { DATABASE_URL, dropSchema, randomSchema, useCleanups, useSharedServer } from "./helpers.js";
+import { deferred, nextEvent, T0, quietLogger as quiet } from "../helpers/common.js";
+import { freshStore, useCleanups, useSharedServer } from "./helpers.js";
 
 useSharedServer();
 const cleanups = useCleanups();
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 async function setup(maxParallelism = 2) {
-  const schema = randomSchema();
-  const store = postgresStore({ connectionString: DATABASE_URL, schema });
-  cleanups.push(async () => {
-    await store.close();
-    await dropSchema(schema);
-  });
+  const { store } = freshStore(cleanups);
   const clock = new ManualClock(T0);
   const pool = new Workpool(store, { name: "e", clock, logger: quiet, maxParallelism });
   const job = pool.defineAction("job", (_c, n: number) => n);

@@ -6,21 +6,15 @@
 import type { PoolClient } from "pg";
 import { expect, test } from "vitest";
 import { ManualClock, UnknownWorkError, Workpool } from "../../src/index.js";
-import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { CapturingLogger } from "../conformance/context.js";
-import { DATABASE_URL, adminQuery, dropSchema, randomSchema, useCleanups, useSharedServer } from "./helpers.js";
+import { adminQuery, freshStore, useCleanups, useSharedServer } from "./helpers.js";
 
 useSharedServer();
 
 const cleanups = useCleanups();
 
 async function setup() {
-  const schema = randomSchema();
-  const store = postgresStore({ connectionString: DATABASE_URL, schema });
-  cleanups.push(async () => {
-    await store.close();
-    await dropSchema(schema);
-  });
+  const { schema, store } = freshStore(cleanups);
   await store.migrate();
   await adminQuery(`CREATE TABLE "${schema}".app_rows (k TEXT PRIMARY KEY)`);
   const clock = new ManualClock(Date.UTC(2030, 0, 1));

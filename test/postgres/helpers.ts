@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import { randomBytes } from "node:crypto";
 import { userInfo } from "node:os";
 import pg from "pg";
+import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
 
 /** The test database: `DATABASE_URL`, or a local server's `test` database. */
 export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/test";
@@ -36,6 +37,20 @@ export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow
   } finally {
     await client.end();
   }
+}
+
+/**
+ * A store on a new schema of the test database; `cleanups` (see useCleanups) closes it
+ * and drops the schema after the test.
+ */
+export function freshStore(cleanups: (() => Promise<void>)[]): { schema: string; store: PostgresStore } {
+  const schema = randomSchema();
+  const store = postgresStore({ connectionString: DATABASE_URL, schema });
+  cleanups.push(async () => {
+    await store.close();
+    await dropSchema(schema);
+  });
+  return { schema, store };
 }
 
 /** Drops a schema and everything in it. */

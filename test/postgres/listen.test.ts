@@ -6,7 +6,7 @@
 import pg from "pg";
 import { expect, test } from "vitest";
 import { DRIVER } from "../../src/driver/driver.js";
-import { deferred, nextEvent } from "../helpers/common.js";
+import { deferred, nextEvent, quietLogger as quiet } from "../helpers/common.js";
 import { ManualClock, Workpool, type CompletedEvent } from "../../src/index.js";
 import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
@@ -15,7 +15,6 @@ import { DATABASE_URL, appPool, dropSchema, randomSchema, until, useCleanups, us
 
 useSharedServer();
 
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const cleanups = useCleanups();
 
 /** Two stores on one fresh schema: `worker` runs work, `producer` enqueues it. */

@@ -3,6 +3,7 @@
  */
 import pg from "pg";
 import { expect, test } from "vitest";
+import { quietLogger as quiet } from "../helpers/common.js";
 import { DRIVER } from "../../src/driver/driver.js";
 import { InvalidArgumentError, Workpool } from "../../src/index.js";
 import { postgresStore, type PostgresStoreOptions } from "../../src/drivers/postgres/index.js";
@@ -10,7 +11,6 @@ import { DATABASE_URL, appPool, dropSchema, randomSchema, useSharedServer } from
 
 useSharedServer();
 
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 function fieldOf(options: unknown): string {
   try {

@@ -3,6 +3,7 @@
  */
 import BetterSqlite3 from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
+import { quietLogger as quiet } from "../helpers/common.js";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { tempDbPath } from "../helpers/tmp.js";
@@ -11,7 +12,6 @@ const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 test("options are validated with the field's name", () => {
   expect(() => sqliteStore({} as never)).toThrow(/filename: give exactly one of/);

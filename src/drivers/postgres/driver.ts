@@ -46,7 +46,7 @@ import { Notifier } from "./notifier.js";
 import { migratePostgres } from "./migrate.js";
 import { channelName } from "./names.js";
 import { claimOn, completeOn } from "./claim.js";
-import { insertArrays, insertOneParams, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
+import { claimedRow, insertArrays, insertOneParams, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
 import { PgTxOps } from "./tx-ops.js";
 
@@ -220,22 +220,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     }
     const params = [...insertOneParams(row), this.channel, claim.workerId, claim.now, claim.leaseUntil];
     const { rows } = await run<{ claimed: boolean }>(this.db, this.stmts.enqueueClaim, params);
-    if (!rows[0]?.claimed) return null;
-    return {
-      ...row,
-      state: "running",
-      attempt: 1,
-      cancelRequested: false,
-      workerId: claim.workerId,
-      leaseUntil: claim.leaseUntil,
-      startedAt: claim.now,
-      result: null,
-      finishedAt: null,
-      ocState: "none",
-      ocAttempts: 0,
-      ocRunAt: null,
-      ocError: null,
-    };
+    return rows[0]?.claimed ? claimedRow(row, 1, false, claim) : null;
   }
 
   /** One statement in autocommit: see claim() in the migration. */

@@ -123,24 +123,16 @@ export interface PgClaimRow {
   claimed: PgClaimedRow[] | null;
 }
 
-/** A claimed row as a WorkRow: what claim() does not send is what the claim wrote. */
-function claimedWorkRow(r: PgClaimedRow, pool: string, opts: ClaimOptions): WorkRow {
-  const [id, kind, fnName, name, args, runAt, enqueuedAt, attempt, retry, timeoutMs, onComplete, context, cancelRequested] = r;
+/**
+ * `work` as a claim with `opts` leaves it: running on `attempt` for the claiming worker,
+ * with no result and no onComplete delivery yet. The claim functions send only the
+ * columns they do not know this way.
+ */
+export function claimedRow(work: NewWork, attempt: number, cancelRequested: boolean, opts: ClaimOptions): WorkRow {
   return {
-    id,
-    pool,
-    kind: kind as WorkKind,
-    fnName,
-    name,
-    args,
+    ...work,
     state: "running",
-    runAt,
-    enqueuedAt,
     attempt,
-    retry: retry === null ? null : (JSON.parse(retry) as RetryBehavior),
-    timeoutMs,
-    onComplete,
-    context,
     cancelRequested,
     workerId: opts.workerId,
     leaseUntil: opts.leaseUntil,
@@ -154,10 +146,30 @@ function claimedWorkRow(r: PgClaimedRow, pool: string, opts: ClaimOptions): Work
   };
 }
 
+/** A row as claim() sends it, as a WorkRow. */
+function fromClaimedTuple(r: PgClaimedRow, pool: string, opts: ClaimOptions): WorkRow {
+  const [id, kind, fnName, name, args, runAt, enqueuedAt, attempt, retry, timeoutMs, onComplete, context, cancelRequested] = r;
+  const work: NewWork = {
+    id,
+    pool,
+    kind: kind as WorkKind,
+    fnName,
+    name,
+    args,
+    runAt,
+    enqueuedAt,
+    retry: retry === null ? null : (JSON.parse(retry) as RetryBehavior),
+    timeoutMs,
+    onComplete,
+    context,
+  };
+  return claimedRow(work, attempt, cancelRequested, opts);
+}
+
 /** Converts a claim() row for a claim of `pool` with `opts`; null when the pool has no stored config. */
 export function toClaimResult(r: PgClaimRow, pool: string, opts: ClaimOptions): ClaimResult | null {
   if (r.max_parallelism === null || r.log_level === null) return null;
-  const claimed = (r.claimed ?? []).map((c) => claimedWorkRow(c, pool, opts)).sort(byRunAtThenId);
+  const claimed = (r.claimed ?? []).map((c) => fromClaimedTuple(c, pool, opts)).sort(byRunAtThenId);
   return {
     claimed,
     config: { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel },
