@@ -9,13 +9,14 @@ import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
 import { newWorkId } from "../../src/ids.js";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { deferred, nextEvent, T0, quietLogger as quiet } from "../helpers/common.js";
-import { freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { postgresStore } from "../../src/drivers/postgres/index.js";
+import { DATABASE_URL, freshStore, useCleanups, useSharedServer } from "./helpers.js";
 
 useSharedServer();
 const cleanups = useCleanups();
 
 async function setup(maxParallelism = 2) {
-  const { store } = freshStore(cleanups);
+  const { schema, store } = freshStore(cleanups);
   const clock = new ManualClock(T0);
   const pool = new Workpool(store, { name: "e", clock, logger: quiet, maxParallelism });
   const job = pool.defineAction("job", (_c, n: number) => n);
@@ -36,7 +37,7 @@ async function setup(maxParallelism = 2) {
     context: null,
   });
   const claim: ClaimOptions = { workerId: "w", now: T0, leaseUntil: T0 + 30_000, limit: 1 };
-  return { store, driver, pool, job, clock, newRow, claim };
+  return { schema, store, driver, pool, job, clock, newRow, claim };
 }
 
 test("with a free slot and nothing waiting, the new work is inserted running for the worker", async () => {
@@ -119,4 +120,46 @@ test("work claimed by an enqueue while its worker stops is handed back unstarted
   const id = await enqueued;
   expect(await pool.status(id)).toEqual({ state: "pending", previousAttempts: 0 });
   expect(started).toBe(0);
+});
+
+test("concurrent enqueues from two processes' started pools never start more than maxParallelism", async () => {
+  const first = await setup(2);
+  // A second store on the same schema stands for a second process.
+  const second = postgresStore({ connectionString: DATABASE_URL, schema: first.schema });
+  cleanups.push(() => second.close());
+  const other = new Workpool(second, { name: "e", clock: first.clock, logger: quiet, maxParallelism: 2 });
+  const gate = deferred();
+  let active = 0;
+  let peak = 0;
+  const startedIds = new Set<string>();
+  const allStarted = deferred();
+  const blocking = async (c: { workId: string }) => {
+    active++;
+    peak = Math.max(peak, active);
+    startedIds.add(c.workId);
+    if (startedIds.size === 2) allStarted.resolve();
+    await gate.promise;
+    active--;
+  };
+  const blocks = [first.pool.defineAction("block", blocking), other.defineAction("block", blocking)] as const;
+  await first.pool.start();
+  await other.start();
+  cleanups.push(() => first.pool.stop({ timeoutMs: 0 }), () => other.stop({ timeoutMs: 0 }));
+  const pools = [first.pool, other];
+  const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => pools[i % 2]!.enqueueAction(blocks[i % 2]!, {})));
+  await allStarted.promise;
+  const statuses = await other.statusBatch(ids);
+  expect(statuses.filter((s) => s.state === "running")).toHaveLength(2);
+  expect(statuses.filter((s) => s.state === "pending")).toHaveLength(18);
+  const finished = new Set<string>();
+  const allDone = deferred();
+  for (const p of pools) {
+    p.on("completed", (e) => {
+      finished.add(e.workId);
+      if (finished.size === ids.length) allDone.resolve();
+    });
+  }
+  gate.resolve();
+  await allDone.promise;
+  expect(peak).toBe(2);
 });
