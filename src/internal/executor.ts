@@ -11,20 +11,7 @@ import { isNonRetryable } from "../retry.js";
 import { applyTransitions, decide, lockCurrentAttempts, type AttemptOutcome } from "./transitions.js";
 import { errorMessage } from "./on-complete.js";
 import type { PoolRuntime } from "./runtime.js";
-
-/** Why a running attempt's signal was aborted. */
-export type AbortCause = "canceled" | "timeout" | "lost" | "shutdown";
-
-/** The abort reason a pool puts on `ctx.signal`. */
-export class AttemptAbortedError extends Error {
-  constructor(
-    readonly abortCause: AbortCause,
-    message: string,
-  ) {
-    super(message);
-    this.name = abortCause === "timeout" ? "TimeoutError" : "AbortError";
-  }
-}
+import { AttemptAbort, AttemptAbortedError } from "./attempt-abort.js";
 
 function missingHandler<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): AttemptOutcome {
   const found = rt.handlers.get(row.fnName);
@@ -44,51 +31,52 @@ function checkReturnValue(value: unknown): unknown {
  * Runs an action attempt. Resolves with its outcome, or null when the attempt was taken
  * away from this worker (lease lost, shutdown) and its result must not be written.
  */
-export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, controller: AbortController): Promise<AttemptOutcome | null> {
+export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: AttemptAbort): Promise<AttemptOutcome | null> {
   const handler = rt.handlers.get(row.fnName);
   if (!handler || handler.kind !== "action") return missingHandler(rt, row);
   const { clock } = rt.options;
   const timeoutMs = row.timeoutMs ?? rt.options.actionTimeoutMs;
   const timer =
-    timeoutMs === null
-      ? null
-      : clock.setTimeout(() => controller.abort(new AttemptAbortedError("timeout", `timed out after ${timeoutMs} ms`)), timeoutMs);
-  const signal = controller.signal;
-  let onAbort: (() => void) | undefined;
+    timeoutMs === null ? null : clock.setTimeout(() => abort.abort(new AttemptAbortedError("timeout", `timed out after ${timeoutMs} ms`)), timeoutMs);
+  let stopListening: (() => void) | undefined;
   const aborted = new Promise<"aborted">((resolve) => {
-    onAbort = () => resolve("aborted");
-    signal.addEventListener("abort", onAbort, { once: true });
+    stopListening = abort.onAbort(() => resolve("aborted"));
   });
   try {
-    if (signal.aborted) return fromAbort(signal);
-    const ctx = { workId: row.id, attempt: row.attempt, signal, name: row.name ?? row.fnName };
+    if (abort.aborted) return fromAbort(abort);
+    const ctx = {
+      workId: row.id,
+      attempt: row.attempt,
+      name: row.name ?? row.fnName,
+      get signal(): AbortSignal {
+        return abort.signal;
+      },
+    };
     const running = Promise.resolve().then(() => handler.fn(ctx, JSON.parse(row.args)));
     // An action that ignores its signal keeps running in the background; its result is dropped.
     running.catch(() => undefined);
     const value = await Promise.race([running, aborted]);
-    if (signal.aborted) return fromAbort(signal);
+    if (abort.aborted) return fromAbort(abort);
     try {
       return { kind: "success", returnValue: checkReturnValue(value) };
     } catch (e) {
       return { kind: "failed", error: `the action's ${errorMessage(e).replace(/^workpool: /, "")}`, retryable: false };
     }
   } catch (e) {
-    if (signal.aborted) return fromAbort(signal);
+    if (abort.aborted) return fromAbort(abort);
     return { kind: "failed", error: errorMessage(e), retryable: !isNonRetryable(e) };
   } finally {
     if (timer !== null) clock.clearTimeout(timer);
-    if (onAbort) signal.removeEventListener("abort", onAbort);
+    stopListening?.();
   }
 }
 
-function fromAbort(signal: AbortSignal): AttemptOutcome | null {
-  const reason = signal.reason as unknown;
-  if (!(reason instanceof AttemptAbortedError)) return { kind: "failed", error: errorMessage(reason), retryable: true };
-  switch (reason.abortCause) {
+function fromAbort(abort: AttemptAbort): AttemptOutcome | null {
+  switch (abort.reason?.abortCause) {
     case "canceled":
       return { kind: "canceled" };
     case "timeout":
-      return { kind: "failed", error: reason.message, retryable: true };
+      return { kind: "failed", error: abort.reason.message, retryable: true };
     default:
       return null;
   }

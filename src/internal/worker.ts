@@ -8,7 +8,8 @@
 import type { AttemptRef, ClaimOptions, ClaimResult, WorkRow } from "../driver/driver.js";
 import type { TimerHandle } from "../clock.js";
 import { Completer, type RefillHook } from "./completer.js";
-import { AttemptAbortedError, runAction, runMutation, type AbortCause } from "./executor.js";
+import { runAction, runMutation } from "./executor.js";
+import { AttemptAbort, AttemptAbortedError, type AbortCause } from "./attempt-abort.js";
 import { Maintenance } from "./maintenance.js";
 import type { PoolRuntime } from "./runtime.js";
 
@@ -17,7 +18,7 @@ const CLAIM_BATCH = 256;
 
 interface Inflight {
   row: WorkRow;
-  controller: AbortController;
+  abort: AttemptAbort;
   /** Settles when the attempt's result is written (or dropped). */
   done: Promise<void>;
   /** Set (synchronously) once the action's outcome went to the Completer: stop() must not hand it back. */
@@ -315,8 +316,7 @@ export class Worker<Tx> {
       startedAt: now,
       startLagMs: Math.max(0, now - row.runAt),
     });
-    const controller = new AbortController();
-    const entry: Inflight = { row, controller, done: Promise.resolve(), submitted: false, handedBack: false };
+    const entry: Inflight = { row, abort: new AttemptAbort(), done: Promise.resolve(), submitted: false, handedBack: false };
     entry.done = this.execute(entry)
       .catch((e: unknown) => {
         rt.logger.error(`workpool: attempt ${row.attempt} of ${row.id} could not be recorded; its lease will expire and it will be rescued`, e);
@@ -338,27 +338,27 @@ export class Worker<Tx> {
   /** Runs the attempt and records it; resolves with whether its slot was already refilled. */
   private async execute(entry: Inflight): Promise<boolean> {
     const { rt } = this;
-    const { row, controller } = entry;
+    const { row, abort } = entry;
     if (row.kind === "mutation") {
       const events = await runMutation(rt, row);
       for (const e of events) rt.events.emit(e);
       return false;
     }
-    const outcome = await runAction(rt, row, controller);
+    const outcome = await runAction(rt, row, abort);
     if (!outcome || entry.handedBack) return false;
     entry.submitted = true;
     return this.completer.submit(row, outcome);
   }
 
   private abort(f: Inflight, cause: AbortCause): void {
-    if (f.controller.signal.aborted) return;
+    if (f.abort.aborted) return;
     const messages: Record<AbortCause, string> = {
       canceled: "the work was canceled",
       timeout: "timed out",
       lost: "this worker lost the attempt's lease; it was handed to another worker",
       shutdown: "the worker is shutting down; the attempt was handed back to the queue",
     };
-    f.controller.abort(new AttemptAbortedError(cause, messages[cause]));
+    f.abort.abort(new AttemptAbortedError(cause, messages[cause]));
   }
 
   /**
