@@ -282,6 +282,13 @@ export interface Driver<Tx> {
   subscribe(pool: string, onWake: () => void): () => void;
   /** Suggested safety-poll interval for this store, ms. */
   readonly pollIntervalMs: number;
+  /**
+   * How many completion batches of one pool instance may be written at once (default 1).
+   * A server store says 2: while one batch is in the database, the results of the
+   * attempts the other batch claimed are being produced, so the process and the server
+   * work at the same time instead of taking turns.
+   */
+  readonly completionLanes?: number;
 }
 
 /** Key under which a {@link Store} carries its driver. */

@@ -46,14 +46,22 @@ interface Committed {
 /** Group-commits action outcomes. */
 export class Completer<Tx> {
   private buffer: Pending[] = [];
-  private draining: Promise<void> | null = null;
+  /** Batches being written now (at most `lanes`). */
+  private writing = 0;
   private failures = 0;
+  /** Set while waiting to retry after a failed write: no batch starts meanwhile. */
+  private backingOff = false;
   private flushScheduled = false;
+  /** flush() callers waiting for the queue to empty. */
+  private idle: (() => void)[] = [];
+  private readonly lanes: number;
 
   constructor(
     private readonly rt: PoolRuntime<Tx>,
     private readonly hook: RefillHook | null = null,
-  ) {}
+  ) {
+    this.lanes = Math.max(1, Math.floor(rt.driver.completionLanes ?? 1));
+  }
 
   /**
    * Queues the outcome of `row`'s current attempt. Resolves once it is committed (or was
@@ -66,35 +74,11 @@ export class Completer<Tx> {
     });
   }
 
-  /** Writes everything queued; resolves when the queue is empty. */
+  /** Writes everything queued; resolves when nothing is queued or being written. */
   flush(): Promise<void> {
-    if (!this.draining) {
-      this.draining = this.drain().finally(() => {
-        this.draining = null;
-        // Through the event loop, not at once: results that keep arriving must not chain
-        // drains in microtasks forever.
-        if (this.buffer.length) this.scheduleFlush();
-      });
-    }
-    return this.draining;
-  }
-
-  /**
-   * One flush per turn of the event loop, however many results arrive in it: results
-   * that arrive meanwhile join the next batch (group commit), and timers and I/O get
-   * their turn between batches even when every database call returns at once (SQLite).
-   *
-   * One batch is written at a time. Two overlapping batches measured slower on
-   * PostgreSQL: each claim holds the pool's lock until its commit is flushed, so the
-   * second batch waits for the first anyway and only adds a round trip and a flush.
-   */
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      void this.flush();
-    });
+    this.startBatches();
+    if (!this.buffer.length && this.writing === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
   /** Number of outcomes waiting to be written. */
@@ -102,25 +86,56 @@ export class Completer<Tx> {
     return this.buffer.length;
   }
 
-  private async drain(): Promise<void> {
-    let first = true;
-    while (this.buffer.length) {
-      // On SQLite every await here is already resolved: without a real yield, a busy pool
-      // would keep the event loop (timers, heartbeats, the app's I/O) waiting for seconds.
-      if (!first) await new Promise<void>((resolve) => setImmediate(resolve));
-      first = false;
-      const batch = this.buffer.splice(0, MAX_BATCH);
-      try {
-        const refilled = await this.commit(batch);
-        this.failures = 0;
-        for (const p of batch) p.resolve(refilled);
-      } catch (e) {
-        this.buffer.unshift(...batch);
-        this.failures++;
-        const wait = Math.min(5000, 50 * 2 ** Math.min(this.failures, 10));
-        this.rt.logger.error(`workpool: writing ${batch.length} results failed (try ${this.failures}); retrying in ${wait} ms`, e);
-        await new Promise<void>((r) => this.rt.options.clock.setTimeout(r, wait));
-      }
+  /**
+   * One start per turn of the event loop, however many results arrive in it: results
+   * that arrive meanwhile join the next batch (group commit), and timers and I/O get
+   * their turn between batches even when every database call returns at once (SQLite).
+   */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.startBatches();
+    });
+  }
+
+  /**
+   * Starts batches while there are results and a free lane. With two lanes and none busy,
+   * the queue is split in two, so the two halves come back (and their claimed attempts
+   * run here) while the other half is still in the database.
+   */
+  private startBatches(): void {
+    while (this.buffer.length && this.writing < this.lanes && !this.backingOff) {
+      const free = this.lanes - this.writing;
+      const size = Math.min(MAX_BATCH, Math.ceil(this.buffer.length / free));
+      const batch = this.buffer.splice(0, size);
+      this.writing++;
+      void this.write(batch).finally(() => {
+        this.writing--;
+        // Through the event loop, not at once: results that keep arriving must not chain
+        // writes in microtasks forever.
+        if (this.buffer.length) this.scheduleFlush();
+        else if (this.writing === 0) for (const resolve of this.idle.splice(0)) resolve();
+      });
+    }
+  }
+
+  /** Writes one batch; on failure puts it back and waits (with backoff) before the next try. */
+  private async write(batch: Pending[]): Promise<void> {
+    try {
+      const refilled = await this.commit(batch);
+      this.failures = 0;
+      for (const p of batch) p.resolve(refilled);
+    } catch (e) {
+      this.buffer.unshift(...batch);
+      this.failures++;
+      if (this.backingOff) return;
+      this.backingOff = true;
+      const wait = Math.min(5000, 50 * 2 ** Math.min(this.failures, 10));
+      this.rt.logger.error(`workpool: writing ${batch.length} results failed (try ${this.failures}); retrying in ${wait} ms`, e);
+      await new Promise<void>((r) => this.rt.options.clock.setTimeout(r, wait));
+      this.backingOff = false;
     }
   }
 

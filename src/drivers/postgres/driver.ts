@@ -87,6 +87,8 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   /** Schema holding the store's tables. */
   readonly schema: string;
   readonly pollIntervalMs: number;
+  /** Two completion batches in flight: see Driver.completionLanes. */
+  readonly completionLanes = 2;
   /** The LISTEN side of the store (exposed for diagnostics and tests). */
   readonly listener: Listener;
   /** The NOTIFY side: coalesces the wake-ups of back-to-back enqueues. */
