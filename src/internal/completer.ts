@@ -14,6 +14,8 @@ import type { PoolRuntime } from "./runtime.js";
 import { applyTransitions, completedEvent, decide, lockCurrentAttempts, warnStaleAttempt, type AttemptOutcome, type Transition } from "./transitions.js";
 
 const MAX_BATCH = 500;
+/** The queue is split between free lanes only if each gets at least this many results. */
+const MIN_SHARE = 16;
 
 interface Pending {
   /** The row as claimed: the attempt the outcome belongs to. */
@@ -108,7 +110,8 @@ export class Completer<Tx> {
   private startBatches(): void {
     while (this.buffer.length && this.writing < this.lanes && !this.backingOff) {
       const free = this.lanes - this.writing;
-      const size = Math.min(MAX_BATCH, Math.ceil(this.buffer.length / free));
+      const share = Math.ceil(this.buffer.length / free);
+      const size = Math.min(MAX_BATCH, share < MIN_SHARE ? this.buffer.length : share);
       const batch = this.buffer.splice(0, size);
       this.writing++;
       void this.write(batch).finally(() => {
