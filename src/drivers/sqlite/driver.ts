@@ -252,6 +252,10 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
           throw e;
         } finally {
           context.open = false;
+          // Transactions run one at a time, so none is open now. While an
+          // AsyncLocalStorage is enabled, Node runs a hook on every promise the process
+          // creates; switch it off until the next run().
+          this.txContext.disable();
         }
       });
     });
