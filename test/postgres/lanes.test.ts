@@ -63,6 +63,6 @@ test("a busy worker writes two completion batches at once, never more, and each 
   expect(peakRunning).toBeLessThanOrEqual(maxParallelism);
   expect([...completed.values()].every((n) => n === 1)).toBe(true);
   const statuses = await pool.statusBatch(ids);
-  expect(statuses.every((s) => s.state === "finished" && s.result.kind === "success")).toBe(true);
+  expect(statuses.every((s) => s.state === "finished" && s.result?.kind === "success")).toBe(true);
   expect(await driver.readStats("l")).toMatchObject({ completed: 200, succeeded: 200 });
 });
