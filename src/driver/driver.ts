@@ -280,6 +280,12 @@ export interface Driver<Tx> {
    * LISTEN/NOTIFY for PostgreSQL). Returns an unsubscribe function.
    */
   subscribe(pool: string, onWake: () => void): () => void;
+  /**
+   * Optional upkeep the maintenance leader runs at the end of each tick: a server store
+   * vacuums its work table when dead row versions pile up faster than the server's own
+   * cleanup removes them. Returns whether it vacuumed.
+   */
+  vacuum?(now: number): Promise<boolean>;
   /** Suggested safety-poll interval for this store, ms. */
   readonly pollIntervalMs: number;
   /**

@@ -22,6 +22,8 @@ export interface MaintenanceResult {
   onCompleteRetried: number;
   deleted: number;
   reported: boolean;
+  /** Whether the store vacuumed its work table (see Driver.vacuum). */
+  vacuumed: boolean;
 }
 
 /** The maintenance duties of one pool instance (active only while it is the leader). */
@@ -46,7 +48,7 @@ export class Maintenance<Tx> {
   async tick(): Promise<MaintenanceResult> {
     const { rt } = this;
     const now = rt.options.clock.now();
-    const result: MaintenanceResult = { leader: false, rescued: 0, onCompleteRetried: 0, deleted: 0, reported: false };
+    const result: MaintenanceResult = { leader: false, rescued: 0, onCompleteRetried: 0, deleted: 0, reported: false, vacuumed: false };
     this.leader = await rt.driver.acquireLeadership(rt.pool, rt.workerId, now, this.leaderTtlMs);
     if (!this.leader) {
       this.lastStats = null;
@@ -57,6 +59,7 @@ export class Maintenance<Tx> {
     result.onCompleteRetried = await this.retryOnComplete(now);
     result.deleted = await this.deleteExpired(now);
     result.reported = await this.report(now);
+    result.vacuumed = await this.vacuum(now);
     return result;
   }
 
@@ -105,6 +108,20 @@ export class Maintenance<Tx> {
     }
     if (deleted) rt.logger.debug(`workpool: deleted ${deleted} finished work past retention in pool "${rt.pool}"`);
     return deleted;
+  }
+
+  /** Last, since it may take a while on a big table; a failure is logged, not thrown. */
+  private async vacuum(now: number): Promise<boolean> {
+    const { rt } = this;
+    if (!rt.driver.vacuum) return false;
+    try {
+      const vacuumed = await rt.driver.vacuum(now);
+      if (vacuumed) rt.logger.debug(`workpool: vacuumed the work table (leader of pool "${rt.pool}")`);
+      return vacuumed;
+    } catch (e) {
+      rt.logger.warn(`workpool: vacuuming the work table failed (leader of pool "${rt.pool}")`, e);
+      return false;
+    }
   }
 
   private async report(now: number): Promise<boolean> {

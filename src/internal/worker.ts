@@ -37,6 +37,8 @@ export interface RunOnceResult {
   rescued: number;
   /** Finished work deleted by retention. */
   deleted: number;
+  /** Whether the store vacuumed its tables (PostgreSQL; see the store's `vacuum` option). */
+  vacuumed: boolean;
 }
 
 /** Claims and runs work for one pool instance. */
@@ -148,7 +150,7 @@ export class Worker<Tx> {
     const mine = [...this.inflight.entries()].filter(([id]) => !before.has(id)).map(([, f]) => f.done);
     await Promise.all(mine);
     await this.completer.flush();
-    return { claimed, leader: m.leader, rescued: m.rescued, deleted: m.deleted };
+    return { claimed, leader: m.leader, rescued: m.rescued, deleted: m.deleted, vacuumed: m.vacuumed };
   }
 
   /**

@@ -44,11 +44,12 @@ import { inTransaction, run } from "./connection.js";
 import { Listener } from "./listener.js";
 import { Notifier } from "./notifier.js";
 import { migratePostgres } from "./migrate.js";
-import { channelName } from "./names.js";
+import { channelName, quoteIdent } from "./names.js";
 import { claimOn, completeOn } from "./claim.js";
 import { claimedRow, insertArrays, insertOneParams, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
 import { PgTxOps } from "./tx-ops.js";
+import { Vacuumer, type VacuumSettings } from "./vacuum.js";
 
 /** What the driver needs to run. */
 export interface PostgresDriverConfig {
@@ -62,6 +63,8 @@ export interface PostgresDriverConfig {
   schema: string;
   /** Safety-poll interval, ms. */
   pollIntervalMs: number;
+  /** When the maintenance leader vacuums the work table; null: never. */
+  vacuum: VacuumSettings | null;
 }
 
 /** One of our open transactions, as seen by code running inside it. */
@@ -97,6 +100,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   private readonly stmts: Statements;
   private readonly channel: string;
   private migrated: Promise<void> | null = null;
+  private readonly vacuumer: Vacuumer | null;
   /** The transaction the current async context runs in, if any. */
   private readonly inside = new AsyncLocalStorage<OpenTx>();
   /** Transactions of ours now open (see transaction()). */
@@ -108,6 +112,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     this.ownsPool = config.ownsPool;
     this.schema = config.schema;
     this.pollIntervalMs = config.pollIntervalMs;
+    this.vacuumer = config.vacuum ? new Vacuumer(`${quoteIdent(config.schema)}.work`, config.vacuum) : null;
     this.stmts = statementsFor(config.schema);
     this.channel = channelName(config.schema);
     this.listener = new Listener(config.newListenClient, this.channel);
@@ -283,6 +288,11 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
         if (--this.openTransactions === 0) this.inside.disable();
       }
     });
+  }
+
+  /** See vacuum.ts: VACUUM of the work table once its dead rows pass the threshold. */
+  async vacuum(now: number): Promise<boolean> {
+    return this.vacuumer ? this.vacuumer.maybeVacuum(this.db, now) : false;
   }
 
   async acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean> {

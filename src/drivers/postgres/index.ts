@@ -9,6 +9,9 @@ import type { Store } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { PostgresDriver } from "./driver.js";
 import { checkSchemaName } from "./names.js";
+import { vacuumSettings, type VacuumOptions } from "./vacuum.js";
+
+export type { VacuumOptions } from "./vacuum.js";
 
 /** Options of {@link postgresStore}: give `connectionString` or `pool`, not both. */
 export interface PostgresStoreOptions {
@@ -23,6 +26,15 @@ export interface PostgresStoreOptions {
    * at once normally). Default 5000.
    */
   pollIntervalMs?: number;
+  /**
+   * Vacuuming of the work table by the maintenance leader, which checks the table's
+   * dead-row count at most every `minIntervalMs` and runs `VACUUM` once it reaches
+   * `minDeadRows` (and a tenth of the live rows). Claims slow down while dead index
+   * entries pile up, and the server's autovacuum may be off or a minute behind a busy
+   * queue. Needs the store's role to own the table; otherwise nothing is done. `false`
+   * leaves vacuuming to the server. Default `{ minDeadRows: 10000, minIntervalMs: 2000 }`.
+   */
+  vacuum?: false | VacuumOptions;
 }
 
 /**
@@ -75,6 +87,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   }
   const schema = checkSchemaName(options.schema ?? "workpool");
   const pollIntervalMs = checkPollInterval(options.pollIntervalMs);
+  const vacuum = vacuumSettings(options.vacuum);
 
   let pool: Pool;
   let listenConfig: ClientConfig;
@@ -100,5 +113,6 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     newListenClient: () => new ListenClient({ ...listenConfig, keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS }),
     schema,
     pollIntervalMs,
+    vacuum,
   });
 }
