@@ -3,7 +3,7 @@ import os from "node:os";
 import { withClient } from "./pg.mjs";
 import { REDIS_URL } from "./env.mjs";
 
-const PG_SETTINGS = ["server_version", "synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "shared_buffers", "max_connections", "commit_delay"];
+const PG_SETTINGS = ["server_version", "synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "shared_buffers", "max_connections", "commit_delay", "autovacuum"];
 
 export async function describeMachine({ needPostgres, needRedis }) {
   const cpus = os.cpus();
