@@ -1,7 +1,9 @@
 /**
- * Group-commits action outcomes: everything that ends while a commit is in flight goes
- * into the next one, so a busy pool pays one transaction per batch, not per job. Each
- * batch also claims work for the slots it frees, in its own transaction.
+ * Group-commits action outcomes: everything that ends while the driver's lanes are busy
+ * goes into the next batch, so a busy pool pays one transaction per batch, not per job.
+ * Each batch also claims work for the slots it frees, in its own transaction. A driver
+ * may allow more than one batch in flight (`completionLanes`: 2 on PostgreSQL), so the
+ * process runs the attempts one batch claimed while another is in the database.
  *
  * A batch whose work has no onComplete handler needs no code of ours inside the
  * transaction, so when the driver has `complete` it is written in one call (on

@@ -5,6 +5,7 @@
  */
 import { expect, test } from "vitest";
 import pg from "pg";
+import { randomBytes } from "node:crypto";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { postgresStore, type PostgresStoreOptions } from "../../src/drivers/postgres/index.js";
 import { InvalidArgumentError } from "../../src/errors.js";
@@ -22,12 +23,14 @@ async function tableStats(schema: string): Promise<{ dead: number; vacuums: numb
   return { dead: Number(rows[0]?.dead ?? 0), vacuums: Number(rows[0]?.vacuums ?? 0) };
 }
 
-/** A pool on a fresh schema whose work table has at least 100 dead rows (100 actions claimed and finished). */
-async function churned(vacuum: PostgresStoreOptions["vacuum"]) {
-  const schema = randomSchema();
+/**
+ * A pool on a fresh schema (or `schema`, already migrated) whose work table has at least
+ * 100 dead rows (100 actions claimed and finished), connected as `url`.
+ */
+async function churned(vacuum: PostgresStoreOptions["vacuum"], schema = randomSchema(), url = DATABASE_URL) {
   // Connections that close when idle: a backend reports its statistics as it exits,
   // rather than up to 10 s later while it idles in the pool.
-  const db = new pg.Pool({ connectionString: DATABASE_URL, idleTimeoutMillis: 20 });
+  const db = new pg.Pool({ connectionString: url, idleTimeoutMillis: 20 });
   db.on("error", () => undefined);
   const store = postgresStore({ pool: db, schema, vacuum });
   cleanups.push(async () => {
@@ -69,6 +72,27 @@ test("below the threshold, or with vacuum: false, the leader leaves the table to
   expect((await off.pool.runOnce()).vacuumed).toBe(false);
   expect((await tableStats(high.schema)).vacuums).toBe(0);
   expect((await tableStats(off.schema)).vacuums).toBe(0);
+});
+
+test("a role that does not own the work table leaves vacuuming to the server", async () => {
+  const schema = randomSchema();
+  const role = `wp_not_owner_${randomBytes(4).toString("hex")}`;
+  // The schema belongs to the test's own role; the store below runs as another one.
+  const owner = postgresStore({ connectionString: DATABASE_URL, schema });
+  await owner.migrate();
+  await owner.close();
+  await adminQuery(`CREATE ROLE "${role}" LOGIN`);
+  cleanups.push(async () => {
+    await dropSchema(schema);
+    await adminQuery(`DROP ROLE IF EXISTS "${role}"`);
+  });
+  await adminQuery(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+  await adminQuery(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO "${role}"`);
+  const url = new URL(DATABASE_URL);
+  url.username = role;
+  const { pool } = await churned({ minDeadRows: 1, minIntervalMs: 0 }, schema, url.toString());
+  expect((await pool.runOnce()).vacuumed).toBe(false);
+  expect((await tableStats(schema)).vacuums).toBe(0);
 });
 
 test("bad vacuum options are refused with the field and the allowed range", () => {
