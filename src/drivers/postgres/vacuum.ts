@@ -9,6 +9,7 @@
  */
 import type { Pool } from "pg";
 import { InvalidArgumentError } from "../../errors.js";
+import { checkInt, describeValue } from "../../options.js";
 
 /** When the leader vacuums the work table. */
 export interface VacuumOptions {
@@ -27,24 +28,16 @@ export interface VacuumSettings {
   minIntervalMs: number;
 }
 
-function checkInt(field: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(field, `must be an integer from ${min} to ${max}, got ${String(value)}`);
-  }
-  return value;
-}
-
 /** Validates the store's `vacuum` option (`false` switches vacuuming off). */
 export function vacuumSettings(value: unknown): VacuumSettings | null {
   if (value === false) return null;
   if (value !== undefined && (typeof value !== "object" || value === null)) {
-    throw new InvalidArgumentError("vacuum", `must be false or an object { minDeadRows?, minIntervalMs? }, got ${String(value)}`);
+    throw new InvalidArgumentError("vacuum", `must be false or an object { minDeadRows?, minIntervalMs? }, got ${describeValue(value)}`);
   }
   const v = (value ?? {}) as VacuumOptions;
   return {
-    minDeadRows: checkInt("vacuum.minDeadRows", v.minDeadRows, 10_000, 1, 1_000_000_000),
-    minIntervalMs: checkInt("vacuum.minIntervalMs", v.minIntervalMs, 2_000, 0, 86_400_000),
+    minDeadRows: v.minDeadRows === undefined ? 10_000 : checkInt("vacuum.minDeadRows", v.minDeadRows, 1, 1_000_000_000),
+    minIntervalMs: v.minIntervalMs === undefined ? 2_000 : checkInt("vacuum.minIntervalMs", v.minIntervalMs, 0, 86_400_000),
   };
 }
 
