@@ -162,7 +162,7 @@ export class Worker<Tx> {
   enqueueClaimOptions(runAt: number): ClaimOptions | null {
     const now = this.rt.options.clock.now();
     if (!this.started || this.stopping || this.saturated || runAt > now || this.claimLimit() === 0) return null;
-    return { workerId: this.rt.workerId, now, leaseUntil: now + this.rt.options.leaseMs, limit: 1 };
+    return this.claimOptions(now, 1);
   }
 
   /**
@@ -262,6 +262,11 @@ export class Worker<Tx> {
     }, delay);
   }
 
+  /** A claim by this worker at `now` of at most `limit` rows, leased for leaseMs. */
+  private claimOptions(now: number, limit: number): ClaimOptions {
+    return { workerId: this.rt.workerId, now, leaseUntil: now + this.rt.options.leaseMs, limit };
+  }
+
   /** How many rows the next claim may take (local cap), or 0. */
   private claimLimit(): number {
     const local = this.rt.options.concurrency;
@@ -275,7 +280,7 @@ export class Worker<Tx> {
     // At the local cap: a finishing attempt wakes the worker again.
     if (limit === 0) return 0;
     const now = rt.options.clock.now();
-    const res = await rt.driver.claim(rt.pool, { workerId: rt.workerId, now, leaseUntil: now + rt.options.leaseMs, limit });
+    const res = await rt.driver.claim(rt.pool, this.claimOptions(now, limit));
     this.applyClaim(res, now);
     return res.claimed.length;
   }
@@ -298,7 +303,7 @@ export class Worker<Tx> {
       // Completed attempts are still in `inflight` until this commit: the limit is low by
       // at most one batch, which the wake after the commit makes up.
       const limit = this.claimLimit();
-      return limit === 0 ? null : { workerId: this.rt.workerId, now, leaseUntil: now + this.rt.options.leaseMs, limit };
+      return limit === 0 ? null : this.claimOptions(now, limit);
     },
     claimed: (res, options, now) => {
       if (!res || !options) return false;
