@@ -19,7 +19,6 @@
  *   writes and heartbeats with backoff; the pool replaces dead connections; the
  *   listener reconnects by itself.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Client, Pool, PoolClient } from "pg";
 import {
   DRIVER,
@@ -40,6 +39,7 @@ import {
 } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { Mutex } from "../../internal/mutex.js";
+import { TransactionScope } from "../../internal/transaction-scope.js";
 import { inTransaction, run } from "./connection.js";
 import { Listener } from "./listener.js";
 import { Notifier } from "./notifier.js";
@@ -102,9 +102,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   private migrated: Promise<void> | null = null;
   private readonly vacuumer: Vacuumer | null;
   /** The transaction the current async context runs in, if any. */
-  private readonly inside = new AsyncLocalStorage<OpenTx>();
-  /** Transactions of ours now open (see transaction()). */
-  private openTransactions = 0;
+  private readonly inside = new TransactionScope<OpenTx>();
   private closing: Promise<void> | null = null;
 
   constructor(config: PostgresDriverConfig) {
@@ -156,8 +154,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
 
   /** Our transaction the caller runs inside (a handler calling the pool), if still open. */
   private joined(): OpenTx | null {
-    const tx = this.inside.getStore();
-    return tx?.open ? tx : null;
+    return this.inside.current();
   }
 
   /** Where a call made on behalf of the application runs: inside the handler's transaction, or on the pool. */
@@ -276,17 +273,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     if (outer) return outer.nested.run(() => outer.ops.savepoint(() => fn(outer.ops)));
     return inTransaction(this.db, async (client) => {
       const tx: OpenTx = { ops: new PgTxOps(client, this.stmts, this.channel), open: true, nested: new Mutex() };
-      this.openTransactions++;
-      try {
-        return await this.inside.run(tx, () => fn(tx.ops));
-      } finally {
-        tx.open = false;
-        // While an AsyncLocalStorage is enabled, Node runs a hook on every promise the
-        // process creates (a measurable share of a busy worker's time). With no
-        // transaction open there is nothing to find, so switch it off; the next run()
-        // switches it on again.
-        if (--this.openTransactions === 0) this.inside.disable();
-      }
+      return this.inside.run(tx, () => fn(tx.ops));
     });
   }
 

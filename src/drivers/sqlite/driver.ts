@@ -14,12 +14,12 @@
  *   `enqueue` without `tx`) already own the connection: they run inside that transaction
  *   instead of waiting for the lock, which would never be released (deadlock).
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Database } from "better-sqlite3";
 import { DRIVER, type AttemptRef, type ClaimOptions, type ClaimResult, type Driver, type FinishWrite, type HeartbeatResult, type NewWork, type OnCompleteWrite, type PoolConfig, type PoolCounts, type PoolStats, type RescheduleWrite, type Store, type TxOps, type WorkRow } from "../../driver/driver.js";
 import { loadMigrations, schemaTooNewError } from "../../driver/migrations.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { Mutex } from "../../internal/mutex.js";
+import { TransactionScope } from "../../internal/transaction-scope.js";
 import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
 
@@ -72,7 +72,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
    * The transaction the current async context runs in. Work a handler starts (a timer, a
    * wake-up) inherits the context but may outlive the transaction: `open` tells.
    */
-  private readonly txContext = new AsyncLocalStorage<{ open: boolean }>();
+  private readonly txContext = new TransactionScope<{ open: boolean }>();
   private readonly stmts: Statements;
   private readonly wakers = new Map<string, Set<() => void>>();
   private savepointSeq = 0;
@@ -108,7 +108,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   /** Runs `fn` holding the connection: under the lock, or directly when already inside our transaction. */
   private get insideTx(): boolean {
-    return this.txContext.getStore()?.open === true;
+    return this.txContext.current() !== null;
   }
 
   private exclusive<T>(fn: () => T | Promise<T>): Promise<T> {
@@ -239,8 +239,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     // Nested in one of our transactions (e.g. cancel() called by a mutation): a savepoint.
     if (this.insideTx) return this.txOps.savepoint(() => fn(this.txOps));
     return this.lock.run(() => {
-      const context = { open: true };
-      return this.txContext.run(context, async () => {
+      return this.txContext.run({ open: true }, async () => {
         const db = this.db;
         db.exec("BEGIN IMMEDIATE");
         try {
@@ -250,12 +249,6 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
         } catch (e) {
           if (db.inTransaction) db.exec("ROLLBACK");
           throw e;
-        } finally {
-          context.open = false;
-          // Transactions run one at a time, so none is open now. While an
-          // AsyncLocalStorage is enabled, Node runs a hook on every promise the process
-          // creates; switch it off until the next run().
-          this.txContext.disable();
         }
       });
     });
