@@ -192,25 +192,26 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     if (!rows.length) return;
     const one = rows.length === 1;
     const params = one ? insertOneParams(rows[0]!) : insertArrays(rows);
+    const notifying = one ? this.stmts.insertOne : this.stmts.insertWork;
     if (tx !== undefined) {
       if (tx === null || typeof tx !== "object" || typeof (tx as { query?: unknown }).query !== "function") {
         throw new InvalidArgumentError("tx", "must be a pg client (from pool.connect()) inside the caller's BEGIN");
       }
       this.checkOpen();
-      await run(tx, one ? this.stmts.insertOne : this.stmts.insertWork, [...params, this.channel]);
+      await run(tx, notifying, [...params, this.channel]);
       return;
     }
     const joined = this.joined();
     // Inside a handler's transaction: it commits later, with the handler's writes.
     if (joined) {
-      await run(joined.ops.tx, one ? this.stmts.insertOne : this.stmts.insertWork, [...params, this.channel]);
+      await run(joined.ops.tx, notifying, [...params, this.channel]);
       return;
     }
     // Every row of one enqueue belongs to one pool.
     const pool = rows[0]!.pool;
     const inlineSince = this.notifier.notifyInline(pool);
     if (inlineSince !== null) {
-      await run(this.db, one ? this.stmts.insertOne : this.stmts.insertWork, [...params, this.channel]);
+      await run(this.db, notifying, [...params, this.channel]);
       this.notifier.committedInline(pool, inlineSince);
     } else {
       await run(this.db, one ? this.stmts.insertOneQuiet : this.stmts.insertWorkQuiet, params);
