@@ -46,8 +46,8 @@ import { Notifier } from "./notifier.js";
 import { migratePostgres } from "./migrate.js";
 import { channelName, quoteIdent } from "./names.js";
 import { claimOn, completeOn } from "./claim.js";
-import { claimedRow, insertArrays, insertOneParams, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
-import { statementsFor, type Statements } from "./statements.js";
+import { claimedRow, insertParams, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
+import { insertStatements, statementsFor, type Statements } from "./statements.js";
 import { PgTxOps } from "./tx-ops.js";
 import { Vacuumer, type VacuumSettings } from "./vacuum.js";
 
@@ -190,9 +190,8 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
    */
   async insertWork(rows: readonly NewWork[], tx?: PoolClient): Promise<void> {
     if (!rows.length) return;
-    const one = rows.length === 1;
-    const params = one ? insertOneParams(rows[0]!) : insertArrays(rows);
-    const notifying = one ? this.stmts.insertOne : this.stmts.insertWork;
+    const { form, params } = insertParams(rows);
+    const { notifying, quiet } = insertStatements(this.stmts, form);
     if (tx !== undefined) {
       if (tx === null || typeof tx !== "object" || typeof (tx as { query?: unknown }).query !== "function") {
         throw new InvalidArgumentError("tx", "must be a pg client (from pool.connect()) inside the caller's BEGIN");
@@ -214,7 +213,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
       await run(this.db, notifying, [...params, this.channel]);
       this.notifier.committedInline(pool, inlineSince);
     } else {
-      await run(this.db, one ? this.stmts.insertOneQuiet : this.stmts.insertWorkQuiet, params);
+      await run(this.db, quiet, params);
       this.notifier.committedQuietly(pool);
     }
   }
@@ -225,7 +224,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
       await this.insertWork([row]);
       return null;
     }
-    const params = [...insertOneParams(row), this.channel, claim.workerId, claim.now, claim.leaseUntil];
+    const params = [...insertParams([row]).params, this.channel, claim.workerId, claim.now, claim.leaseUntil];
     const { rows } = await run<{ claimed: boolean }>(this.db, this.stmts.enqueueClaim, params);
     return rows[0]?.claimed ? claimedRow(row, 1, false, claim) : null;
   }

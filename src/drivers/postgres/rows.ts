@@ -196,27 +196,54 @@ export function byRunAtThenId(a: WorkRow, b: WorkRow): number {
   return a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** The single-row insert statement's parameters, in column order. */
-export function insertOneParams(w: NewWork): unknown[] {
-  return [w.id, w.pool, w.kind, w.fnName, w.name, w.args, w.runAt, w.enqueuedAt, retryText(w.retry), w.timeoutMs, w.onComplete, w.context];
+/** Which insert statement a batch of new work takes (see `insert` in statements.ts). */
+export type InsertForm = "one" | "shared" | "rows";
+
+/**
+ * The insert statement for `rows` and its parameters ($1..$12, in column order): a single
+ * row as scalars; rows that differ only in id and args (as one enqueue call makes them)
+ * as two arrays and ten scalars; any other batch as one array per column (for unnest).
+ */
+export function insertParams(rows: readonly NewWork[]): { form: InsertForm; params: unknown[] } {
+  const w = rows[0]!;
+  const scalars = [w.pool, w.kind, w.fnName, w.name, w.runAt, w.enqueuedAt, retryText(w.retry), w.timeoutMs, w.onComplete, w.context];
+  if (rows.length === 1) return { form: "one", params: [w.id, ...scalars.slice(0, 4), w.args, ...scalars.slice(4)] };
+  if (rows.every((r) => sharesColumns(r, w))) {
+    return { form: "shared", params: [rows.map((r) => r.id), ...scalars.slice(0, 4), rows.map((r) => r.args), ...scalars.slice(4)] };
+  }
+  return {
+    form: "rows",
+    params: [
+      rows.map((r) => r.id),
+      rows.map((r) => r.pool),
+      rows.map((r) => r.kind),
+      rows.map((r) => r.fnName),
+      rows.map((r) => r.name),
+      rows.map((r) => r.args),
+      rows.map((r) => r.runAt),
+      rows.map((r) => r.enqueuedAt),
+      rows.map((r) => retryText(r.retry)),
+      rows.map((r) => r.timeoutMs),
+      rows.map((r) => r.onComplete),
+      rows.map((r) => r.context),
+    ],
+  };
 }
 
-/** The batch insert statement's parameters: one array per column (for unnest), same order. */
-export function insertArrays(rows: readonly NewWork[]): unknown[] {
-  return [
-    rows.map((w) => w.id),
-    rows.map((w) => w.pool),
-    rows.map((w) => w.kind),
-    rows.map((w) => w.fnName),
-    rows.map((w) => w.name),
-    rows.map((w) => w.args),
-    rows.map((w) => w.runAt),
-    rows.map((w) => w.enqueuedAt),
-    rows.map((w) => retryText(w.retry)),
-    rows.map((w) => w.timeoutMs),
-    rows.map((w) => w.onComplete),
-    rows.map((w) => w.context),
-  ];
+/** True if `a` and `b` agree on every column but id and args (retry by identity: one enqueue shares one object). */
+function sharesColumns(a: NewWork, b: NewWork): boolean {
+  return (
+    a.pool === b.pool &&
+    a.kind === b.kind &&
+    a.fnName === b.fnName &&
+    a.name === b.name &&
+    a.runAt === b.runAt &&
+    a.enqueuedAt === b.enqueuedAt &&
+    a.retry === b.retry &&
+    a.timeoutMs === b.timeoutMs &&
+    a.onComplete === b.onComplete &&
+    a.context === b.context
+  );
 }
 
 function retryText(retry: RetryBehavior | null): string | null {

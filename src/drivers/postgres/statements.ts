@@ -13,6 +13,7 @@
  */
 import { createHash } from "node:crypto";
 import { quoteIdent } from "./names.js";
+import type { InsertForm } from "./rows.js";
 
 /** A named SQL statement. */
 export interface Statement {
@@ -63,16 +64,25 @@ function sql(schema: string) {
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
                 $9::text[], $10::bigint[], $11::text[], $12::text[])
       AS t(id, pool, kind, fn_name, name, args, run_at, enqueued_at, retry, timeout_ms, on_complete, context)`;
+  // A batch whose rows differ only in id and args (every batch one enqueue call makes):
+  // two arrays to send and unnest instead of twelve; the other columns are scalars at
+  // the same parameter positions as in the other forms.
+  const insertShared = `${insertInto}
+    SELECT t.id, $2::text, $3::text, $4::text, $5::text, t.args, 'pending', $7::bigint, $8::bigint, $9::text, $10::bigint, $11::text, $12::text
+    FROM unnest($1::text[], $6::text[]) AS t(id, args)`;
   const notifying = (insert: string) =>
     `WITH ins AS (${insert} RETURNING pool) SELECT pg_notify($13::text, p.pool) FROM (SELECT DISTINCT pool FROM ins) p`;
   return {
-    // Enqueue: one row as plain VALUES (it plans and runs faster than unnest), a batch as
-    // unnest. The notifying forms wake every listener at commit; the quiet ones are for
-    // enqueues whose wake-up the Notifier sends after them. $1..$12 the columns, $13 channel.
+    // Enqueue, by InsertForm (see rows.ts and insertStatements below): one row as plain VALUES (it plans and runs
+    // faster than unnest), a batch as unnest. The notifying forms wake every listener at
+    // commit; the quiet ones are for enqueues whose wake-up the Notifier sends after
+    // them. $1..$12 the columns, $13 channel.
     insertOne: notifying(insertOne),
     insertOneQuiet: insertOne,
-    insertWork: notifying(insertBatch),
-    insertWorkQuiet: insertBatch,
+    insertShared: notifying(insertShared),
+    insertSharedQuiet: insertShared,
+    insertRows: notifying(insertBatch),
+    insertRowsQuiet: insertBatch,
 
     // See enqueue_claim() in the migrations. $1..$12 the columns, $13 channel, $14 worker,
     // $15 now, $16 lease_until.
@@ -190,6 +200,18 @@ function sql(schema: string) {
 
 /** The statements of one schema, by name. */
 export type Statements = { readonly [K in keyof ReturnType<typeof sql>]: Statement };
+
+/** The notifying and quiet insert statements for a batch of the given form. */
+export function insertStatements(stmts: Statements, form: InsertForm): { notifying: Statement; quiet: Statement } {
+  switch (form) {
+    case "one":
+      return { notifying: stmts.insertOne, quiet: stmts.insertOneQuiet };
+    case "shared":
+      return { notifying: stmts.insertShared, quiet: stmts.insertSharedQuiet };
+    case "rows":
+      return { notifying: stmts.insertRows, quiet: stmts.insertRowsQuiet };
+  }
+}
 
 const cache = new Map<string, Statements>();
 
