@@ -206,10 +206,14 @@ export type InsertForm = "one" | "shared" | "rows";
  */
 export function insertParams(rows: readonly NewWork[]): { form: InsertForm; params: unknown[] } {
   const w = rows[0]!;
-  const scalars = [w.pool, w.kind, w.fnName, w.name, w.runAt, w.enqueuedAt, retryText(w.retry), w.timeoutMs, w.onComplete, w.context];
-  if (rows.length === 1) return { form: "one", params: [w.id, ...scalars.slice(0, 4), w.args, ...scalars.slice(4)] };
+  // Column order: id, pool, kind, fn_name, name, args, run_at, enqueued_at, retry,
+  // timeout_ms, on_complete, context.
+  const layout = (id: unknown, args: unknown): unknown[] => [
+    id, w.pool, w.kind, w.fnName, w.name, args, w.runAt, w.enqueuedAt, retryText(w.retry), w.timeoutMs, w.onComplete, w.context,
+  ];
+  if (rows.length === 1) return { form: "one", params: layout(w.id, w.args) };
   if (rows.every((r) => sharesColumns(r, w))) {
-    return { form: "shared", params: [rows.map((r) => r.id), ...scalars.slice(0, 4), rows.map((r) => r.args), ...scalars.slice(4)] };
+    return { form: "shared", params: layout(rows.map((r) => r.id), rows.map((r) => r.args)) };
   }
   return {
     form: "rows",
