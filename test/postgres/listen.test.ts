@@ -62,6 +62,16 @@ test("work enqueued through another store starts at once, woken by NOTIFY", asyn
   }
 });
 
+test("a batch enqueued through another store starts at once, woken by its NOTIFY", async () => {
+  const { worker, producer, clock } = await twoStores();
+  const pool = await startedWorker(worker, clock);
+  const enqueuer = new Workpool(producer, { name: "n", clock, logger: quiet });
+  const job = enqueuer.defineAction("job", (_c, n: number) => n);
+  const ids = await enqueuer.enqueueActionBatch(job, [1, 2, 3]);
+  const events = await Promise.all(ids.map((id) => completed(pool as Workpool<unknown>, id)));
+  expect(events.map((e) => e.status)).toEqual(["success", "success", "success"]);
+});
+
 test("a burst of enqueues, most of them without their own NOTIFY, all start in the other store", async () => {
   const { worker, producer, clock } = await twoStores();
   const pool = await startedWorker(worker, clock, { maxParallelism: 100 });

@@ -70,16 +70,20 @@ function sql(schema: string) {
   const insertShared = `${insertInto}
     SELECT t.id, $2::text, $3::text, $4::text, $5::text, t.args, 'pending', $7::bigint, $8::bigint, $9::text, $10::bigint, $11::text, $12::text
     FROM unnest($1::text[], $6::text[]) AS t(id, args)`;
+  // The notifying form of an insert: one pg_notify per pool written to. In the one-row and
+  // shared forms every row has pool $2, so no DISTINCT over the inserted rows is needed.
   const notifying = (insert: string) =>
     `WITH ins AS (${insert} RETURNING pool) SELECT pg_notify($13::text, p.pool) FROM (SELECT DISTINCT pool FROM ins) p`;
+  const notifyingOnePool = (insert: string) =>
+    `WITH ins AS (${insert} RETURNING 1) SELECT pg_notify($13::text, $2::text) WHERE EXISTS (SELECT 1 FROM ins)`;
   return {
-    // Enqueue, by InsertForm (see rows.ts and insertStatements below): one row as plain VALUES (it plans and runs
-    // faster than unnest), a batch as unnest. The notifying forms wake every listener at
-    // commit; the quiet ones are for enqueues whose wake-up the Notifier sends after
-    // them. $1..$12 the columns, $13 channel.
-    insertOne: notifying(insertOne),
+    // Enqueue, by InsertForm (see rows.ts and insertStatements below): one row as plain
+    // VALUES (it plans and runs faster than unnest), a batch as unnest. The notifying
+    // forms wake every listener at commit; the quiet ones are for enqueues whose wake-up
+    // the Notifier sends after them. $1..$12 the columns, $13 channel.
+    insertOne: notifyingOnePool(insertOne),
     insertOneQuiet: insertOne,
-    insertShared: notifying(insertShared),
+    insertShared: notifyingOnePool(insertShared),
     insertSharedQuiet: insertShared,
     insertRows: notifying(insertBatch),
     insertRowsQuiet: insertBatch,
