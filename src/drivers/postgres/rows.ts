@@ -196,8 +196,17 @@ export function byRunAtThenId(a: WorkRow, b: WorkRow): number {
   return a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** Which insert statement a batch of new work takes (see `insert` in statements.ts). */
+/** Which insert statement a batch of new work takes (see insertStatements in statements.ts). */
 export type InsertForm = "one" | "shared" | "rows";
+
+/** One row's values in the insert statements' column order ($1..$12). */
+function columns(w: NewWork): unknown[] {
+  return [w.id, w.pool, w.kind, w.fnName, w.name, w.args, w.runAt, w.enqueuedAt, retryText(w.retry), w.timeoutMs, w.onComplete, w.context];
+}
+
+/** Positions of id and args among the columns: the only ones a shared batch sends as arrays. */
+const ID = 0;
+const ARGS = 5;
 
 /**
  * The insert statement for `rows` and its parameters ($1..$12, in column order): a single
@@ -205,33 +214,16 @@ export type InsertForm = "one" | "shared" | "rows";
  * as two arrays and ten scalars; any other batch as one array per column (for unnest).
  */
 export function insertParams(rows: readonly NewWork[]): { form: InsertForm; params: unknown[] } {
-  const w = rows[0]!;
-  // Column order: id, pool, kind, fn_name, name, args, run_at, enqueued_at, retry,
-  // timeout_ms, on_complete, context.
-  const layout = (id: unknown, args: unknown): unknown[] => [
-    id, w.pool, w.kind, w.fnName, w.name, args, w.runAt, w.enqueuedAt, retryText(w.retry), w.timeoutMs, w.onComplete, w.context,
-  ];
-  if (rows.length === 1) return { form: "one", params: layout(w.id, w.args) };
-  if (rows.every((r) => sharesColumns(r, w))) {
-    return { form: "shared", params: layout(rows.map((r) => r.id), rows.map((r) => r.args)) };
+  const first = rows[0]!;
+  if (rows.length === 1) return { form: "one", params: columns(first) };
+  if (rows.every((r) => sharesColumns(r, first))) {
+    const params = columns(first);
+    params[ID] = rows.map((r) => r.id);
+    params[ARGS] = rows.map((r) => r.args);
+    return { form: "shared", params };
   }
-  return {
-    form: "rows",
-    params: [
-      rows.map((r) => r.id),
-      rows.map((r) => r.pool),
-      rows.map((r) => r.kind),
-      rows.map((r) => r.fnName),
-      rows.map((r) => r.name),
-      rows.map((r) => r.args),
-      rows.map((r) => r.runAt),
-      rows.map((r) => r.enqueuedAt),
-      rows.map((r) => retryText(r.retry)),
-      rows.map((r) => r.timeoutMs),
-      rows.map((r) => r.onComplete),
-      rows.map((r) => r.context),
-    ],
-  };
+  const perRow = rows.map(columns);
+  return { form: "rows", params: perRow[0]!.map((_, i) => perRow.map((values) => values[i])) };
 }
 
 /** True if `a` and `b` agree on every column but id and args (retry by identity: one enqueue shares one object). */
