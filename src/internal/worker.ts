@@ -53,6 +53,8 @@ export class Worker<Tx> {
   private pollTimer: TimerHandle | null = null;
   private heartbeatTimer: TimerHandle | null = null;
   private maintenanceTimer: TimerHandle | null = null;
+  /** The maintenance tick in flight: stop() waits for it before giving up leadership. */
+  private maintaining: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   /** Keeps the process alive while started (every clock timer is unref'd). */
   private keepAlive: ReturnType<typeof setInterval> | null = null;
@@ -100,6 +102,9 @@ export class Worker<Tx> {
     for (const t of [this.pollTimer, this.maintenanceTimer]) if (t) this.rt.options.clock.clearTimeout(t);
     this.pollTimer = this.maintenanceTimer = null;
     await this.pumping;
+    // A tick that started before stop() would otherwise run on (and may take leadership
+    // again) after release() below, perhaps after the store was closed.
+    await this.maintaining;
     await Promise.all(this.enqueueClaims);
     if (this.inflight.size && timeoutMs > 0) {
       let timer: TimerHandle | null = null;
@@ -250,15 +255,19 @@ export class Worker<Tx> {
 
   private scheduleMaintenance(delay: number): void {
     const { clock } = this.rt.options;
-    this.maintenanceTimer = clock.setTimeout(async () => {
+    this.maintenanceTimer = clock.setTimeout(() => {
       this.maintenanceTimer = null;
       if (this.stopping || !this.started) return;
-      try {
-        await this.maintenance.tick();
-      } catch (e) {
-        this.rt.logger.error(`workpool: maintenance of pool "${this.rt.pool}" failed`, e);
-      }
-      if (!this.stopping && this.started) this.scheduleMaintenance(this.rt.options.maintenanceIntervalMs);
+      this.maintaining = this.maintenance
+        .tick()
+        .then(
+          () => undefined,
+          (e: unknown) => this.rt.logger.error(`workpool: maintenance of pool "${this.rt.pool}" failed`, e),
+        )
+        .finally(() => {
+          this.maintaining = null;
+          if (!this.stopping && this.started) this.scheduleMaintenance(this.rt.options.maintenanceIntervalMs);
+        });
     }, delay);
   }
 

@@ -4,7 +4,7 @@
  */
 import { afterEach } from "vitest";
 import { DRIVER, type Driver } from "../../src/driver/driver.js";
-import { ManualClock, Workpool, type WorkpoolOptions } from "../../src/index.js";
+import { ManualClock, Workpool, type Store, type WorkpoolOptions } from "../../src/index.js";
 import { CapturingLogger, T0 } from "../helpers/common.js";
 import type { HarnessStore, StoreHarness } from "./harness.js";
 
@@ -16,8 +16,11 @@ export interface TestContext<Tx> {
   clock: ManualClock;
   logger: CapturingLogger;
   driver: Driver<Tx>;
-  /** A pool on this test's store; extra pools share the store and (by default) the clock. */
-  pool(options?: WorkpoolOptions): Workpool<Tx>;
+  /**
+   * A pool on this test's store (or on `store`, e.g. one from withDriver); extra pools
+   * share the store and (by default) the clock.
+   */
+  pool(options?: WorkpoolOptions, store?: Store<Tx>): Workpool<Tx>;
 }
 
 /** Registers per-test set-up and tear-down; call `ctx()` inside a test. */
@@ -40,9 +43,9 @@ export function useTestContext<Tx>(harness: StoreHarness<Tx>): () => Promise<Tes
       clock,
       logger,
       driver: h.store[DRIVER],
-      pool(options?: WorkpoolOptions) {
+      pool(options?: WorkpoolOptions, store: Store<Tx> = h.store) {
         // Jitter fixed at 1.0 (random 0.5) so backoff times are exact.
-        const p = new Workpool(h.store, { clock, logger, random: () => 0.5, logLevel: "DEBUG", ...options });
+        const p = new Workpool(store, { clock, logger, random: () => 0.5, logLevel: "DEBUG", ...options });
         entry.pools.push(p);
         return p;
       },
@@ -50,3 +53,23 @@ export function useTestContext<Tx>(harness: StoreHarness<Tx>): () => Promise<Tes
   };
 }
 
+
+/**
+ * The same store with some driver methods replaced (fault injection around the real
+ * driver): each override gets the real driver and the call's arguments.
+ */
+export function withDriver<Tx>(
+  store: Store<Tx>,
+  overrides: { [K in keyof Driver<Tx>]?: Driver<Tx>[K] extends (...args: infer A) => infer R ? (real: Driver<Tx>, ...args: A) => R : never },
+): Store<Tx> {
+  const real = store[DRIVER];
+  const driver = new Proxy(real, {
+    get(target, key, receiver) {
+      const override = (overrides as Record<PropertyKey, ((real: Driver<Tx>, ...args: unknown[]) => unknown) | undefined>)[key];
+      if (override) return (...args: unknown[]) => override(real, ...args);
+      const value: unknown = Reflect.get(target, key, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return Object.create(store, { [DRIVER]: { value: driver } }) as Store<Tx>;
+}

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/index.js";
 import type { StoreHarness } from "./harness.js";
-import { aborted, deferred, nextEvent, T0, useTestContext } from "./context.js";
+import { aborted, deferred, nextEvent, T0, useTestContext, withDriver } from "./context.js";
 
 export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
   describe("recovery and timeouts", () => {
@@ -162,6 +162,32 @@ export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: "once" } });
       expect((await pool.runOnce()).claimed).toBe(0);
       expect(runs).toBe(1);
+    });
+
+    test("stop() waits for a maintenance tick in flight, so it cannot take leadership back after stopping", async () => {
+      const t = await ctx();
+      const entered = deferred();
+      const gate = deferred();
+      const store = withDriver(t.h.store, {
+        acquireLeadership: async (real, ...args) => {
+          entered.resolve();
+          await gate.promise;
+          return real.acquireLeadership(...args);
+        },
+      });
+      const pool = t.pool({}, store);
+      await pool.start();
+      t.clock.advance(0);
+      await entered.promise;
+      let stopped = false;
+      const stopping = pool.stop().then(() => (stopped = true));
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      expect(stopped).toBe(false);
+      gate.resolve();
+      await stopping;
+      // The stopped pool gave leadership up: another instance takes it at once.
+      expect((await t.pool().runOnce()).leader).toBe(true);
+      expect(t.logger.matching("maintenance of pool")).toEqual([]);
     });
 
     test("a started pool runs work enqueued later and scheduled work when its time comes", async () => {
