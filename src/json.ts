@@ -21,44 +21,70 @@ function describe(value: unknown): string {
   return typeof value === "bigint" ? "a BigInt" : `a ${typeof value}`;
 }
 
-function check(path: string, value: unknown, seen: Set<object>, depth: number): void {
+/**
+ * The path of the value being checked, as a stack of keys: the error message needs it,
+ * the common case (valid data) does not, so the string is built only on error.
+ */
+class JsonPath {
+  private readonly keys: (string | number)[] = [];
+  constructor(private readonly root: string) {}
+  push(key: string | number): void {
+    this.keys.push(key);
+  }
+  pop(): void {
+    this.keys.pop();
+  }
+  /** `root`, `root.key`, `root[3]`, `root.list[0].name`. */
+  toString(): string {
+    let out = this.root;
+    for (const k of this.keys) out += typeof k === "number" ? `[${k}]` : `.${k}`;
+    return out;
+  }
+}
+
+function check(path: JsonPath, value: unknown, seen: Set<object>, depth: number): void {
   switch (typeof value) {
     case "string":
     case "boolean":
       return;
     case "number":
       if (!Number.isFinite(value)) {
-        throw new InvalidArgumentError(path, `${value} is not JSON (only finite numbers are)`);
+        throw new InvalidArgumentError(String(path), `${value} is not JSON (only finite numbers are)`);
       }
       return;
     case "object":
       break;
     default:
-      throw new InvalidArgumentError(path, `${describe(value)} is not JSON; pass plain data (objects, arrays, strings, finite numbers, booleans, null)`);
+      throw new InvalidArgumentError(String(path), `${describe(value)} is not JSON; pass plain data (objects, arrays, strings, finite numbers, booleans, null)`);
   }
   if (value === null) return;
-  if (depth > MAX_DEPTH) throw new InvalidArgumentError(path, `nested deeper than ${MAX_DEPTH} levels`);
-  if (seen.has(value)) throw new InvalidArgumentError(path, "is a cycle (an object that contains itself); JSON cannot represent it");
+  if (depth > MAX_DEPTH) throw new InvalidArgumentError(String(path), `nested deeper than ${MAX_DEPTH} levels`);
+  if (seen.has(value)) throw new InvalidArgumentError(String(path), "is a cycle (an object that contains itself); JSON cannot represent it");
   seen.add(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
+      path.push(i);
       if (!(i in value) || value[i] === undefined) {
-        throw new InvalidArgumentError(`${path}[${i}]`, "undefined (or a hole) in an array is not JSON; use null");
+        throw new InvalidArgumentError(String(path), "undefined (or a hole) in an array is not JSON; use null");
       }
-      check(`${path}[${i}]`, value[i], seen, depth + 1);
+      check(path, value[i], seen, depth + 1);
+      path.pop();
     }
   } else {
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) {
-      throw new InvalidArgumentError(path, `${describe(value)} is not plain JSON; convert it (for a Date, use getTime() or toISOString())`);
+      throw new InvalidArgumentError(String(path), `${describe(value)} is not plain JSON; convert it (for a Date, use getTime() or toISOString())`);
     }
     if (Object.getOwnPropertySymbols(value).length > 0) {
-      throw new InvalidArgumentError(path, "has symbol keys, which JSON cannot represent");
+      throw new InvalidArgumentError(String(path), "has symbol keys, which JSON cannot represent");
     }
-    for (const [key, v] of Object.entries(value)) {
+    for (const key of Object.keys(value)) {
+      const v = (value as Record<string, unknown>)[key];
       // An undefined property is simply absent in JSON, as in TypeScript's optional fields.
       if (v === undefined) continue;
-      check(`${path}.${key}`, v, seen, depth + 1);
+      path.push(key);
+      check(path, v, seen, depth + 1);
+      path.pop();
     }
   }
   seen.delete(value);
@@ -70,9 +96,10 @@ function check(path: string, value: unknown, seen: Set<object>, depth: number): 
  */
 export function encodeJson(field: string, value: unknown, maxBytes: number = MAX_PAYLOAD_BYTES): string {
   if (value === undefined) throw new InvalidArgumentError(field, "undefined is not JSON; pass null or an object");
-  check(field, value, new Set(), 0);
+  check(new JsonPath(field), value, new Set(), 0);
   const text = JSON.stringify(value);
-  const bytes = Buffer.byteLength(text, "utf8");
+  // A UTF-16 code unit takes at most 3 bytes in UTF-8: short texts need no counting.
+  const bytes = text.length * 3 <= maxBytes ? 0 : Buffer.byteLength(text, "utf8");
   if (bytes > maxBytes) {
     throw new InvalidArgumentError(field, `is ${bytes} bytes as JSON; the limit is ${maxBytes} bytes (store large data elsewhere and pass a reference)`);
   }

@@ -76,6 +76,8 @@ export class Workpool<Tx = unknown> {
   private readonly rt: PoolRuntime<Tx>;
   private readonly worker: Worker<Tx>;
   private readyPromise: Promise<void> | null = null;
+  /** Set once readyPromise has resolved. */
+  private migrated = false;
   private poolReady: Promise<void> | null = null;
 
   constructor(store: Store<Tx>, options?: WorkpoolOptions) {
@@ -226,18 +228,23 @@ export class Workpool<Tx = unknown> {
           }),
       );
     }
-    return this.ready()
-      .then(() => this.driver.insertWork(rows, tx))
-      .then(emit);
+    const write = (): Promise<WorkId[]> => this.driver.insertWork(rows, tx).then(emit);
+    // Once migrated, skip the extra promise turn: this is the hot path of every enqueue.
+    return this.migrated ? write() : this.ready().then(write);
   }
 
   /** Migrates the store (once) and writes this pool's configuration if it has none. */
   private ready(): Promise<void> {
     if (!this.readyPromise) {
-      this.readyPromise = this.driver.migrate().catch((e: unknown) => {
-        this.readyPromise = null;
-        throw e;
-      });
+      this.readyPromise = this.driver.migrate().then(
+        () => {
+          this.migrated = true;
+        },
+        (e: unknown) => {
+          this.readyPromise = null;
+          throw e;
+        },
+      );
     }
     return this.readyPromise;
   }

@@ -25,6 +25,10 @@ describe("encodeJson", () => {
     for (let i = 0; i < 100; i++) deep = [deep];
     expect(() => encodeJson("args", deep)).toThrow(/nested deeper than 64/);
   });
+  test("the error names the exact path of the bad value, after valid siblings", () => {
+    const value = { ok: [1, { fine: true }], list: [{ name: "a" }, { name: "b" }, { name: "c", when: new Date(0) }] };
+    expect(() => encodeJson("argsArray[3]", value)).toThrow(/^workpool: argsArray\[3\]\.list\[2\]\.when: a Date is not plain JSON/);
+  });
   test("a shared (non-cyclic) object is fine", () => {
     const shared = { x: 1 };
     expect(encodeJson("args", { a: shared, b: shared })).toBe('{"a":{"x":1},"b":{"x":1}}');
