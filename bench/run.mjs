@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { MODES } from "./lib/env.mjs";
 import { ensureDatabase } from "./lib/pg.mjs";
 import { describeMachine } from "./lib/machine.mjs";
-import { postgresCommitRate, redisWriteRate, sqliteCommitRate } from "./lib/commit-rate.mjs";
+import { commitRate } from "./lib/commit-rate.mjs";
 import { aggregate, fmt, ratioData, resultsMd, textTable } from "./lib/report.mjs";
 import { runChild } from "./lib/spawn.mjs";
 import { SYSTEMS } from "./systems/index.mjs";
@@ -125,11 +125,11 @@ async function main() {
     const commitRates = {};
     const stores = new Set(systems.map((s) => s.store));
     if (stores.has("sqlite")) {
-      commitRates.sqliteFull = await sqliteCommitRate(dir, "FULL", mode.commitRateS);
-      commitRates.sqliteNormal = await sqliteCommitRate(dir, "NORMAL", mode.commitRateS);
+      commitRates.sqliteFull = await commitRate("sqliteFull", dir, mode.commitRateS);
+      commitRates.sqliteNormal = await commitRate("sqliteNormal", dir, mode.commitRateS);
     }
-    if (stores.has("postgres")) commitRates.postgres = await postgresCommitRate(mode.commitRateS);
-    if (stores.has("redis")) commitRates.redis = await redisWriteRate(mode.commitRateS);
+    if (stores.has("postgres")) commitRates.postgres = await commitRate("postgres", dir, mode.commitRateS);
+    if (stores.has("redis")) commitRates.redis = await commitRate("redis", dir, mode.commitRateS);
     log(`  ${Object.entries(commitRates).map(([k, v]) => `${k} ${fmt(v, "jobs/s")}/s`).join(", ")}`);
 
     const raw = {}; // metric -> system -> values

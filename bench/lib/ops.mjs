@@ -3,6 +3,7 @@
 // taken the same way for every system.
 import { performance } from "node:perf_hooks";
 import { BATCH_SIZE } from "./env.mjs";
+import { commitFor, openCommitter } from "./commit-rate.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -16,22 +17,45 @@ function chunks(from, to, size) {
   return out;
 }
 
-/** Enqueues up to `n` jobs one call at a time, each awaited (one commit per job), for at most `capS` seconds. */
-export async function enqueueOne(system, ctx, { n, capS = Infinity }) {
+/**
+ * Enqueues up to `n` jobs one call at a time, each awaited (one commit per job), for at
+ * most `capS` seconds of enqueueing. With `reference` (a kind from commit-rate.mjs), the
+ * work is cut into `segments`, and after each one this process commits single rows to
+ * the reference store for as long as that segment took: the two rates are measured at
+ * the same moments, so machine drift cancels out of their ratio.
+ */
+export async function enqueueOne(system, ctx, { n, capS = Infinity, reference = null, segments = 10 }) {
   const client = await system.open(ctx, {});
+  const committer = reference ? await openCommitter(reference, ctx.dir) : null;
   try {
     for (let w = 0; w < 10; w++) await client.enqueueOne({ i: -1 }); // warm up: connections, prepared statements
-    const t0 = performance.now();
-    const until = t0 + capS * 1000;
+    for (let w = 0; w < 10; w++) await committer?.commit(-1);
+    const perSegment = committer ? Math.ceil(n / segments) : n;
     let i = 0;
-    while (i < n) {
-      await client.enqueueOne({ i });
-      i++;
-      if (performance.now() > until) break;
+    let seconds = 0;
+    const ref = { n: 0, seconds: 0 };
+    while (i < n && seconds < capS) {
+      const t0 = performance.now();
+      const until = t0 + (capS - seconds) * 1000;
+      const end = Math.min(n, i + perSegment);
+      while (i < end) {
+        await client.enqueueOne({ i });
+        i++;
+        if (performance.now() > until) break;
+      }
+      const took = performance.now() - t0;
+      seconds += took / 1000;
+      if (committer) {
+        const r = await commitFor(committer, took);
+        ref.n += r.n;
+        ref.seconds += r.seconds;
+      }
     }
-    const seconds = (performance.now() - t0) / 1000;
-    return { n, done: i, capped: i < n, seconds, rate: i / seconds };
+    const rate = i / seconds;
+    const refRate = committer ? ref.n / ref.seconds : null;
+    return { n, done: i, capped: i < n, seconds, rate, refRate, ofRef: refRate ? rate / refRate : null };
   } finally {
+    await committer?.close();
     await client.close();
   }
 }

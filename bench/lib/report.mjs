@@ -13,6 +13,7 @@ export function fmt(v, unit) {
   if (v === null || v === undefined || Number.isNaN(v)) return "–";
   if (unit === "ms") return v < 10 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US");
   if (unit === "MB") return Math.round(v).toString();
+  if (unit === "%") return Math.round(v).toString();
   const a = Math.abs(v);
   if (a >= 100_000) return `${Math.round(v / 1000)}k`;
   if (a >= 10_000) return `${(v / 1000).toFixed(1)}k`;

@@ -22,6 +22,7 @@ export default {
   id: "bullmq",
   label: "BullMQ",
   store: "redis",
+  commitReference: "redis",
   ours: false,
   packageName: "bullmq",
   durability: "not durable as configured: Redis keeps jobs in memory (see the Redis persistence settings above)",

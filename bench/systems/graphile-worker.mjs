@@ -13,6 +13,7 @@ export default {
   id: "graphile-worker",
   label: "graphile-worker",
   store: "postgres",
+  commitReference: "postgres",
   ours: false,
   packageName: "graphile-worker",
   durability: "every commit WAL-flushed (server default synchronous_commit=on)",

@@ -1,6 +1,8 @@
 // Every system the bench compares, in table order. Each adapter has the same shape:
 //
 //   id, label, store ("sqlite" | "postgres" | "redis"), ours, durability, config (markdown),
+//   commitReference: the single-row commit its enqueues are compared with (a kind of
+//     lib/commit-rate.mjs: the same store with the same durability setting),
 //   skip: workload ids it sits out,
 //   available(): null, or why it is skipped on this machine,
 //   version(): its package version,

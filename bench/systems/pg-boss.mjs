@@ -15,6 +15,7 @@ export default {
   id: "pg-boss",
   label: "pg-boss",
   store: "postgres",
+  commitReference: "postgres",
   ours: false,
   packageName: "pg-boss",
   durability: "every commit WAL-flushed (server default synchronous_commit=on)",

@@ -14,6 +14,7 @@ export default {
   id: "plainjob",
   label: "plainjob",
   store: "sqlite",
+  commitReference: "sqliteNormal",
   ours: false,
   packageName: "plainjob",
   durability: "survives a process crash, not power loss (plainjob sets WAL, synchronous=NORMAL)",

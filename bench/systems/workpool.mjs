@@ -53,6 +53,7 @@ export function workpoolSqlite(synchronous) {
     id: `workpool-sqlite${suffix}`,
     label: synchronous === "FULL" ? "workpool SQLite" : "workpool SQLite NORMAL",
     store: "sqlite",
+    commitReference: synchronous === "FULL" ? "sqliteFull" : "sqliteNormal",
     ours: synchronous === "FULL",
     packageName: "workpool",
     durability:
@@ -81,6 +82,7 @@ export const workpoolPostgres = {
   id: "workpool-postgres",
   label: "workpool PostgreSQL",
   store: "postgres",
+  commitReference: "postgres",
   ours: true,
   packageName: "workpool",
   durability: "every commit WAL-flushed (server default synchronous_commit=on)",
