@@ -56,6 +56,8 @@ export class Completer<Tx> {
   /** Set while waiting to retry after a failed write: no batch starts meanwhile. */
   private backingOff = false;
   private flushScheduled = false;
+  /** Set by abandon(): failed writes are dropped instead of retried. */
+  private closed = false;
   /** flush() callers waiting for the queue to empty. */
   private idle: (() => void)[] = [];
   private readonly lanes: number;
@@ -72,6 +74,8 @@ export class Completer<Tx> {
    * found stale) with whether its batch claimed work for every slot it could.
    */
   submit(row: WorkRow, outcome: AttemptOutcome): Promise<boolean> {
+    // Abandoned (a stop gave up on an unreachable store): the lease decides what happens.
+    if (this.closed) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       this.buffer.push({ row, outcome, resolve });
       this.scheduleFlush();
@@ -83,6 +87,24 @@ export class Completer<Tx> {
     this.startBatches();
     if (!this.buffer.length && this.writing === 0) return Promise.resolve();
     return new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
+  /**
+   * Drops every queued outcome (each submit() settles with false) and stops retrying
+   * failed writes, until reopen(). A write already in the database may still commit.
+   * Returns how many outcomes were dropped.
+   */
+  abandon(): number {
+    this.closed = true;
+    const dropped = this.buffer.splice(0);
+    for (const p of dropped) p.resolve(false);
+    for (const resolve of this.idle.splice(0)) resolve();
+    return dropped.length;
+  }
+
+  /** Accepts and writes outcomes again after abandon(). */
+  reopen(): void {
+    this.closed = false;
   }
 
   /** Number of outcomes waiting to be written. */
@@ -110,7 +132,7 @@ export class Completer<Tx> {
    * run here) while the other half is still in the database.
    */
   private startBatches(): void {
-    while (this.buffer.length && this.writing < this.lanes && !this.backingOff) {
+    while (this.buffer.length && this.writing < this.lanes && !this.backingOff && !this.closed) {
       const free = this.lanes - this.writing;
       const share = Math.ceil(this.buffer.length / free);
       const size = Math.min(MAX_BATCH, share < MIN_SHARE ? this.buffer.length : share);
@@ -133,6 +155,10 @@ export class Completer<Tx> {
       this.failures = 0;
       for (const p of batch) p.resolve(refilled);
     } catch (e) {
+      if (this.closed) {
+        for (const p of batch) p.resolve(false);
+        return;
+      }
       this.buffer.unshift(...batch);
       this.failures++;
       if (this.backingOff) return;

@@ -11,6 +11,7 @@ import { Completer, type RefillHook } from "./completer.js";
 import { runAction, runMutation } from "./executor.js";
 import { AttemptAbort, AttemptAbortedError, type AbortCause } from "./attempt-abort.js";
 import { Maintenance } from "./maintenance.js";
+import { within } from "./within.js";
 import type { PoolRuntime } from "./runtime.js";
 
 /** Most rows one claim statement takes. */
@@ -83,6 +84,7 @@ export class Worker<Tx> {
     if (this.started) return;
     this.started = true;
     this.stopping = false;
+    this.completer.reopen();
     // A worker process whose only job is `await pool.start()` must not exit on its own.
     this.keepAlive = setInterval(() => undefined, 1 << 30);
     this.unsubscribe = this.rt.driver.subscribe(this.rt.pool, () => this.wake());
@@ -106,20 +108,27 @@ export class Worker<Tx> {
     // again) after release() below, perhaps after the store was closed.
     await this.maintaining;
     await Promise.all(this.enqueueClaims);
-    if (this.inflight.size && timeoutMs > 0) {
-      let timer: TimerHandle | null = null;
-      const timedOut = new Promise<void>((r) => (timer = this.rt.options.clock.setTimeout(r, timeoutMs)));
-      await Promise.race([Promise.all([...this.inflight.values()].map((f) => f.done)), timedOut]);
-      if (timer) this.rt.options.clock.clearTimeout(timer);
+    const { clock, leaseMs } = this.rt.options;
+    if (this.inflight.size && timeoutMs > 0) await within(clock, Promise.all([...this.inflight.values()].map((f) => f.done)), timeoutMs);
+    // The store may be unreachable now. Each step below waits at most leaseMs: by then
+    // the leases of these attempts have lapsed, they will be rescued, and a late write
+    // would be fenced off anyway.
+    const pool = this.rt.pool;
+    try {
+      if (!(await within(clock, this.handBack(), leaseMs))) throw new Error(`no answer from the store in ${leaseMs} ms`);
+    } catch (e) {
+      this.rt.logger.error(`workpool: stop could not hand back the running attempts of pool "${pool}"; they will be rescued once their leases expire`, e);
     }
-    await this.handBack();
-    await this.completer.flush();
-    if (this.heartbeatTimer) this.rt.options.clock.clearTimeout(this.heartbeatTimer);
+    if (!(await within(clock, this.completer.flush(), leaseMs))) {
+      const dropped = this.completer.abandon();
+      this.rt.logger.error(`workpool: stop gave up writing ${dropped} result(s) of pool "${pool}" after ${leaseMs} ms; their attempts will be rescued once their leases expire`);
+    }
+    if (this.heartbeatTimer) clock.clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = null;
     try {
-      await this.maintenance.release();
+      if (!(await within(clock, this.maintenance.release(), leaseMs))) throw new Error(`no answer from the store in ${leaseMs} ms`);
     } catch (e) {
-      this.rt.logger.warn("workpool: releasing maintenance leadership failed", e);
+      this.rt.logger.warn("workpool: releasing maintenance leadership failed; it lapses by itself", e);
     }
     if (this.keepAlive) clearInterval(this.keepAlive);
     this.keepAlive = null;

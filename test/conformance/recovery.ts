@@ -4,9 +4,27 @@
  * signal, and stop() hands running attempts back without counting them.
  */
 import { describe, expect, test } from "vitest";
-import { ManualClock } from "../../src/index.js";
+import { ManualClock, type Store } from "../../src/index.js";
 import type { StoreHarness } from "./harness.js";
-import { aborted, deferred, nextEvent, T0, useTestContext, withDriver } from "./context.js";
+import { aborted, deferred, nextEvent, T0, useTestContext, withDriver, type DriverOverrides, type TestContext } from "./context.js";
+
+/** The test's store, with a switch that makes writes, transactions and heartbeats fail as in an outage. */
+function outageStore<Tx>(t: TestContext<Tx>): { store: Store<Tx>; down: { on: boolean } } {
+  const down = { on: false };
+  const outage = (): Promise<never> => Promise.reject(new Error("simulated outage: the store does not answer"));
+  const overrides: DriverOverrides<Tx> = {
+    transaction: (real, fn) => (down.on ? outage() : real.transaction(fn)),
+    heartbeat: (real, ...args) => (down.on ? outage() : real.heartbeat(...args)),
+  };
+  const complete = t.driver.complete;
+  if (complete) overrides.complete = (real, ...args) => (down.on ? outage() : complete.apply(real, args));
+  return { store: withDriver(t.h.store, overrides), down };
+}
+
+/** Lets timers' callbacks, I/O and promise chains run. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+}
 
 export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
   describe("recovery and timeouts", () => {
@@ -188,6 +206,71 @@ export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
       // The stopped pool gave leadership up: another instance takes it at once.
       expect((await t.pool().runOnce()).leader).toBe(true);
       expect(t.logger.matching("maintenance of pool")).toEqual([]);
+    });
+
+    test("stop() ends while the store does not answer: unwritten results are given up after leaseMs and the attempt is rescued", async () => {
+      const t = await ctx();
+      const { store, down } = outageStore(t);
+      const pool = t.pool({ leaseMs: 10_000 }, store);
+      const gate = deferred();
+      let runs = 0;
+      const job = pool.defineAction("job", async () => {
+        runs++;
+        await gate.promise;
+        return "first run";
+      });
+      const id = await pool.enqueueAction(job, {}, { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } });
+      const started = nextEvent(pool, "started");
+      await pool.start();
+      await started;
+      down.on = true;
+      gate.resolve();
+      let stopped = false;
+      const stopping = pool.stop({ timeoutMs: 0 }).then(() => (stopped = true));
+      for (let i = 0; i < 30 && !stopped; i++) {
+        t.clock.advance(1000);
+        await settle();
+      }
+      expect(stopped).toBe(true);
+      await stopping;
+      expect(t.logger.matching("stop gave up writing 1 result(s)")).toHaveLength(1);
+      expect(pool.running).toBe(0);
+      // The store is back; once the lease has lapsed, another instance rescues the attempt.
+      down.on = false;
+      const live = t.pool({ leaseMs: 10_000 });
+      live.defineAction("job", () => "second run");
+      t.clock.advance(10_001);
+      expect((await live.runOnce()).rescued).toBe(1);
+      t.clock.advance(100);
+      await live.runOnce();
+      expect(await live.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: "second run" } });
+      expect(runs).toBe(1);
+    });
+
+    test("stop() ends when handing back fails; the handed-back attempt is rescued after its lease", async () => {
+      const t = await ctx();
+      const { store, down } = outageStore(t);
+      const pool = t.pool({ leaseMs: 10_000 }, store);
+      const hang = pool.defineAction("hang", async (c) => {
+        await aborted(c.signal);
+        throw new Error("aborted");
+      });
+      const id = await pool.enqueueAction(hang, {}, { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } });
+      const started = nextEvent(pool, "started");
+      await pool.start();
+      await started;
+      down.on = true;
+      await pool.stop({ timeoutMs: 0 });
+      expect(t.logger.matching("stop could not hand back")).toHaveLength(1);
+      expect(await pool.status(id)).toEqual({ state: "running", previousAttempts: 0 });
+      down.on = false;
+      const live = t.pool({ leaseMs: 10_000 });
+      live.defineAction("hang", () => "rescued");
+      t.clock.advance(10_001);
+      expect((await live.runOnce()).rescued).toBe(1);
+      t.clock.advance(100);
+      await live.runOnce();
+      expect(await live.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: "rescued" } });
     });
 
     test("a started pool runs work enqueued later and scheduled work when its time comes", async () => {
