@@ -20,6 +20,8 @@ export default {
     const r = await child("enqueueOne", { n: mode.enqueueOne, capS: mode.enqueueOneCapS, reference: system.commitReference });
     const cap = `${r.done.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.enqueueOneCapS} s`;
     const capped = r.capped ? { enqueueOne: cap, enqueueOneOfRaw: cap } : {};
-    return { values: { enqueueOne: r.rate, enqueueOneOfRaw: r.ofRef * 100 }, capped, detail: { seconds: r.seconds, done: r.done, refRate: r.refRate } };
+    // A system without a commit reference has no share to report.
+    const values = r.ofRef === null ? { enqueueOne: r.rate } : { enqueueOne: r.rate, enqueueOneOfRaw: r.ofRef * 100 };
+    return { values, capped, detail: { seconds: r.seconds, done: r.done, refRate: r.refRate } };
   },
 };
