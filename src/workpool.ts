@@ -219,21 +219,25 @@ export class Workpool<Tx = unknown> {
     if (claim) {
       // This process runs a worker with room: the work may start without a second commit.
       return this.worker.trackEnqueueClaim(
-        this.ready()
-          .then(() => this.driver.insertAndClaim!(rows[0]!, claim))
-          .then(async (claimed) => {
-            const ids = emit();
-            if (claimed) await this.worker.adopt(claimed, claim.now);
-            return ids;
-          }),
+        this.afterReady(() => this.driver.insertAndClaim!(rows[0]!, claim)).then(async (claimed) => {
+          const ids = emit();
+          if (claimed) await this.worker.adopt(claimed, claim.now);
+          return ids;
+        }),
       );
     }
-    const write = (): Promise<WorkId[]> => this.driver.insertWork(rows, tx).then(emit);
-    // Once migrated, skip the extra promise turn: this is the hot path of every enqueue.
-    return this.migrated ? write() : this.ready().then(write);
+    return this.afterReady(() => this.driver.insertWork(rows, tx)).then(emit);
   }
 
-  /** Migrates the store (once) and writes this pool's configuration if it has none. */
+  /**
+   * Runs `fn` once the store is migrated. Once it is, `fn` runs at once: enqueues are the
+   * hot path and need not wait an extra promise turn for a migration long done.
+   */
+  private afterReady<T>(fn: () => Promise<T>): Promise<T> {
+    return this.migrated ? fn() : this.ready().then(fn);
+  }
+
+  /** Migrates the store (once; a failed migration is tried again on the next call). */
   private ready(): Promise<void> {
     if (!this.readyPromise) {
       this.readyPromise = this.driver.migrate().then(

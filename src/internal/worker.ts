@@ -113,26 +113,30 @@ export class Worker<Tx> {
     // The store may be unreachable now. Each step below waits at most leaseMs: by then
     // the leases of these attempts have lapsed, they will be rescued, and a late write
     // would be fenced off anyway.
-    const pool = this.rt.pool;
-    try {
-      if (!(await within(clock, this.handBack(), leaseMs))) throw new Error(`no answer from the store in ${leaseMs} ms`);
-    } catch (e) {
-      this.rt.logger.error(`workpool: stop could not hand back the running attempts of pool "${pool}"; they will be rescued once their leases expire`, e);
-    }
-    if (!(await within(clock, this.completer.flush(), leaseMs))) {
+    const { logger, pool } = this.rt;
+    await this.shutdownStep(this.handBack(), (e) =>
+      logger.error(`workpool: stop could not hand back the running attempts of pool "${pool}"; they will be rescued once their leases expire`, e),
+    );
+    await this.shutdownStep(this.completer.flush(), () => {
       const dropped = this.completer.abandon();
-      this.rt.logger.error(`workpool: stop gave up writing ${dropped} result(s) of pool "${pool}" after ${leaseMs} ms; their attempts will be rescued once their leases expire`);
-    }
+      logger.error(`workpool: stop gave up writing ${dropped} result(s) of pool "${pool}" after ${leaseMs} ms; their attempts will be rescued once their leases expire`);
+    });
     if (this.heartbeatTimer) clock.clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = null;
-    try {
-      if (!(await within(clock, this.maintenance.release(), leaseMs))) throw new Error(`no answer from the store in ${leaseMs} ms`);
-    } catch (e) {
-      this.rt.logger.warn("workpool: releasing maintenance leadership failed; it lapses by itself", e);
-    }
+    await this.shutdownStep(this.maintenance.release(), (e) => logger.warn("workpool: releasing maintenance leadership failed; it lapses by itself", e));
     if (this.keepAlive) clearInterval(this.keepAlive);
     this.keepAlive = null;
     this.started = false;
+  }
+
+  /** Waits at most leaseMs for one step of stop(); calls `failed` if it rejected or took longer. */
+  private async shutdownStep(step: Promise<unknown>, failed: (e: unknown) => void): Promise<void> {
+    const { clock, leaseMs } = this.rt.options;
+    try {
+      if (!(await within(clock, step, leaseMs))) failed(new Error(`no answer from the store in ${leaseMs} ms`));
+    } catch (e) {
+      failed(e);
+    }
   }
 
   /** Aborts still-running actions with cause "shutdown" and releases them in the store. */

@@ -53,20 +53,13 @@ export function useTestContext<Tx>(harness: StoreHarness<Tx>): () => Promise<Tes
   };
 }
 
-
 /** Replacements for driver methods; each gets the real driver first, then the call's arguments. */
 export type DriverOverrides<Tx> = {
   [K in keyof Driver<Tx>]?: NonNullable<Driver<Tx>[K]> extends (...args: infer A) => infer R ? (real: Driver<Tx>, ...args: A) => R : never;
 };
 
-/**
- * The same store with some driver methods replaced (fault injection around the real
- * driver): each override gets the real driver and the call's arguments.
- */
-export function withDriver<Tx>(
-  store: Store<Tx>,
-  overrides: DriverOverrides<Tx>,
-): Store<Tx> {
+/** The same store with some driver methods replaced: fault injection around the real driver. */
+export function withDriver<Tx>(store: Store<Tx>, overrides: DriverOverrides<Tx>): Store<Tx> {
   const real = store[DRIVER];
   const driver = new Proxy(real, {
     get(target, key, receiver) {

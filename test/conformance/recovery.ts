@@ -22,8 +22,22 @@ function outageStore<Tx>(t: TestContext<Tx>): { store: Store<Tx>; down: { on: bo
 }
 
 /** Lets timers' callbacks, I/O and promise chains run. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+async function settle(turns = 5): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
+}
+
+/**
+ * With the store answering again: once the lease of `id`'s attempt has lapsed, another
+ * instance rescues it, runs it again as `fnName` and finishes it with `returnValue`.
+ */
+async function expectRescuedAndFinished<Tx>(t: TestContext<Tx>, id: string, fnName: string, returnValue: string): Promise<void> {
+  const live = t.pool({ leaseMs: 10_000 });
+  live.defineAction(fnName, () => returnValue);
+  t.clock.advance(10_001);
+  expect((await live.runOnce()).rescued).toBe(1);
+  t.clock.advance(100);
+  await live.runOnce();
+  expect(await live.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue } });
 }
 
 export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
@@ -199,7 +213,7 @@ export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
       await entered.promise;
       let stopped = false;
       const stopping = pool.stop().then(() => (stopped = true));
-      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      await settle(20);
       expect(stopped).toBe(false);
       gate.resolve();
       await stopping;
@@ -235,15 +249,8 @@ export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
       await stopping;
       expect(t.logger.matching("stop gave up writing 1 result(s)")).toHaveLength(1);
       expect(pool.running).toBe(0);
-      // The store is back; once the lease has lapsed, another instance rescues the attempt.
       down.on = false;
-      const live = t.pool({ leaseMs: 10_000 });
-      live.defineAction("job", () => "second run");
-      t.clock.advance(10_001);
-      expect((await live.runOnce()).rescued).toBe(1);
-      t.clock.advance(100);
-      await live.runOnce();
-      expect(await live.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: "second run" } });
+      await expectRescuedAndFinished(t, id, "job", "second run");
       expect(runs).toBe(1);
     });
 
@@ -264,13 +271,7 @@ export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(t.logger.matching("stop could not hand back")).toHaveLength(1);
       expect(await pool.status(id)).toEqual({ state: "running", previousAttempts: 0 });
       down.on = false;
-      const live = t.pool({ leaseMs: 10_000 });
-      live.defineAction("hang", () => "rescued");
-      t.clock.advance(10_001);
-      expect((await live.runOnce()).rescued).toBe(1);
-      t.clock.advance(100);
-      await live.runOnce();
-      expect(await live.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: "rescued" } });
+      await expectRescuedAndFinished(t, id, "hang", "rescued");
     });
 
     test("a started pool runs work enqueued later and scheduled work when its time comes", async () => {
