@@ -64,6 +64,13 @@ export class Worker<Tx> {
   private saturated = false;
   /** Enqueues in flight that may claim for this worker (see trackEnqueueClaim). */
   private readonly enqueueClaims = new Set<Promise<void>>();
+  /**
+   * The claims made since the last stop() began. A claim that answers after that is not
+   * started: its rows go back to the queue (see applyClaim).
+   */
+  private currentClaims = new WeakSet<ClaimOptions>();
+  /** Hand-backs of such late claims in flight; stop() waits for them. */
+  private readonly lateReleases = new Set<Promise<void>>();
   constructor(private readonly rt: PoolRuntime<Tx>) {
     this.completer = new Completer(rt, this.refill);
     this.maintenance = new Maintenance(rt);
@@ -99,21 +106,27 @@ export class Worker<Tx> {
   async stop(timeoutMs: number): Promise<void> {
     if (!this.started) return;
     this.stopping = true;
+    this.currentClaims = new WeakSet();
     this.unsubscribe?.();
     this.unsubscribe = null;
     for (const t of [this.pollTimer, this.maintenanceTimer]) if (t) this.rt.options.clock.clearTimeout(t);
     this.pollTimer = this.maintenanceTimer = null;
-    await this.pumping;
-    // A tick that started before stop() would otherwise run on (and may take leadership
-    // again) after release() below, perhaps after the store was closed.
-    await this.maintaining;
-    await Promise.all(this.enqueueClaims);
     const { clock, leaseMs } = this.rt.options;
-    if (this.inflight.size && timeoutMs > 0) await within(clock, Promise.all([...this.inflight.values()].map((f) => f.done)), timeoutMs);
-    // The store may be unreachable now. Each step below waits at most leaseMs: by then
-    // the leases of these attempts have lapsed, they will be rescued, and a late write
-    // would be fenced off anyway.
     const { logger, pool } = this.rt;
+    // The store may be unreachable now. Each step below waits at most leaseMs: by then
+    // the leases of the attempts involved have lapsed, they will be rescued, and a late
+    // write would be fenced off anyway.
+    // First the calls already sent: a claim (whose rows go back unstarted, see
+    // applyClaim), an enqueue claiming for this worker (adopt() hands its row back), and
+    // a maintenance tick, which would otherwise run on (and might take leadership again)
+    // after release() below, perhaps after the store was closed.
+    await this.shutdownStep(this.callsInFlight(), () =>
+      logger.error(
+        `workpool: stop gave up waiting for a claim, enqueue or maintenance call of pool "${pool}" after ${leaseMs} ms; ` +
+          "work it claims later goes back to the queue, or is rescued once its lease expires",
+      ),
+    );
+    if (this.inflight.size && timeoutMs > 0) await within(clock, Promise.all([...this.inflight.values()].map((f) => f.done)), timeoutMs);
     await this.shutdownStep(this.handBack(), (e) =>
       logger.error(`workpool: stop could not hand back the running attempts of pool "${pool}"; they will be rescued once their leases expire`, e),
     );
@@ -127,6 +140,16 @@ export class Worker<Tx> {
     if (this.keepAlive) clearInterval(this.keepAlive);
     this.keepAlive = null;
     this.started = false;
+  }
+
+  /** Settles when the store calls made before stop() (and their hand-backs) have. */
+  private async callsInFlight(): Promise<void> {
+    // Loops: a claim that answers meanwhile may start a hand-back.
+    for (;;) {
+      const calls = [this.pumping, this.maintaining, ...this.enqueueClaims, ...this.lateReleases].filter((c) => c !== null);
+      if (!calls.length) return;
+      await Promise.all(calls);
+    }
   }
 
   /** Waits at most leaseMs for one step of stop(); calls `failed` if it rejected or took longer. */
@@ -192,10 +215,20 @@ export class Worker<Tx> {
       this.begin(row, now);
       return;
     }
+    await this.release([row]);
+  }
+
+  /** Hands claimed rows back to the queue unstarted; on failure their leases expire and they are rescued. */
+  private async release(rows: readonly WorkRow[]): Promise<void> {
     try {
-      await this.rt.driver.transaction((ops) => ops.release([{ id: row.id, attempt: row.attempt }], this.rt.options.clock.now()));
+      await this.rt.driver.transaction((ops) =>
+        ops.release(
+          rows.map((r) => ({ id: r.id, attempt: r.attempt })),
+          this.rt.options.clock.now(),
+        ),
+      );
     } catch (e) {
-      this.rt.logger.error(`workpool: handing back ${row.id} failed; its lease will expire and it will be rescued`, e);
+      this.rt.logger.error(`workpool: handing back ${rows.map((r) => r.id).join(", ")} failed; their leases will expire and they will be rescued`, e);
     }
   }
 
@@ -286,7 +319,9 @@ export class Worker<Tx> {
 
   /** A claim by this worker at `now` of at most `limit` rows, leased for leaseMs. */
   private claimOptions(now: number, limit: number): ClaimOptions {
-    return { workerId: this.rt.workerId, now, leaseUntil: now + this.rt.options.leaseMs, limit };
+    const options = { workerId: this.rt.workerId, now, leaseUntil: now + this.rt.options.leaseMs, limit };
+    this.currentClaims.add(options);
+    return options;
   }
 
   /** How many rows the next claim may take (local cap), or 0. */
@@ -302,13 +337,22 @@ export class Worker<Tx> {
     // At the local cap: a finishing attempt wakes the worker again.
     if (limit === 0) return 0;
     const now = rt.options.clock.now();
-    const res = await rt.driver.claim(rt.pool, this.claimOptions(now, limit));
-    this.applyClaim(res, now);
+    const options = this.claimOptions(now, limit);
+    const res = await rt.driver.claim(rt.pool, options);
+    this.applyClaim(res, options, now);
     return res.claimed.length;
   }
 
-  private applyClaim(res: ClaimResult, now: number): void {
+  /** Starts the attempts of a claim, or hands them back if stop() began since it was made. */
+  private applyClaim(res: ClaimResult, options: ClaimOptions, now: number): void {
     this.rt.logger.level = res.config.logLevel;
+    if (!this.currentClaims.has(options)) {
+      if (!res.claimed.length) return;
+      const release = this.release(res.claimed);
+      this.lateReleases.add(release);
+      void release.finally(() => this.lateReleases.delete(release));
+      return;
+    }
     this.nextRunAt = res.nextRunAt;
     this.saturated = res.running >= res.config.maxParallelism;
     for (const row of res.claimed) this.begin(row, now);
@@ -329,7 +373,7 @@ export class Worker<Tx> {
     },
     claimed: (res, options, now) => {
       if (!res || !options) return false;
-      this.applyClaim(res, now);
+      this.applyClaim(res, options, now);
       return res.claimed.length === options.limit || res.running >= res.config.maxParallelism;
     },
   };

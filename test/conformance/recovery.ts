@@ -222,6 +222,78 @@ export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(t.logger.matching("maintenance of pool")).toEqual([]);
     });
 
+    test("stop() ends while a claim does not answer; rows that claim takes afterwards go back to the queue unstarted", async () => {
+      const t = await ctx();
+      const entered = deferred();
+      const gate = deferred();
+      let gateOpen = false;
+      const released = deferred();
+      const store = withDriver(t.h.store, {
+        claim: async (real, ...args) => {
+          entered.resolve();
+          await gate.promise;
+          return real.claim(...args);
+        },
+        // After the gate opens, the only transaction is the hand-back of the late claim.
+        transaction: (real, fn) => real.transaction(fn).finally(() => gateOpen && released.resolve()),
+      });
+      const pool = t.pool({ leaseMs: 10_000 }, store);
+      let runs = 0;
+      const job = pool.defineAction("job", () => {
+        runs++;
+        return "ran";
+      });
+      const id = await pool.enqueueAction(job, {});
+      await pool.start();
+      await entered.promise;
+      let stopped = false;
+      const stopping = pool.stop({ timeoutMs: 0 }).then(() => (stopped = true));
+      await settle();
+      expect(stopped).toBe(false);
+      for (let i = 0; i < 30 && !stopped; i++) {
+        t.clock.advance(1000);
+        await settle();
+      }
+      expect(stopped).toBe(true);
+      await stopping;
+      expect(t.logger.matching("stop gave up waiting for a claim")).toHaveLength(1);
+      // The claim now reaches the store and takes the row for the stopped worker, which
+      // hands it straight back.
+      gateOpen = true;
+      gate.resolve();
+      await released.promise;
+      expect(pool.running).toBe(0);
+      expect(await pool.status(id)).toEqual({ state: "pending", previousAttempts: 0 });
+      const other = t.pool();
+      other.defineAction("job", () => "ran elsewhere");
+      expect((await other.runOnce()).claimed).toBe(1);
+      expect(await other.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: "ran elsewhere" } });
+      expect(runs).toBe(0);
+    });
+
+    test("stop() ends while a maintenance tick does not answer, after leaseMs", async () => {
+      const t = await ctx();
+      const entered = deferred();
+      const store = withDriver(t.h.store, {
+        acquireLeadership: async () => {
+          entered.resolve();
+          return new Promise<never>(() => undefined);
+        },
+      });
+      const pool = t.pool({ leaseMs: 10_000 }, store);
+      await pool.start();
+      t.clock.advance(0);
+      await entered.promise;
+      let stopped = false;
+      const stopping = pool.stop().then(() => (stopped = true));
+      t.clock.advance(9_999);
+      await settle();
+      expect(stopped).toBe(false);
+      t.clock.advance(1);
+      await stopping;
+      expect(t.logger.matching("stop gave up waiting for a claim, enqueue or maintenance call")).toHaveLength(1);
+    });
+
     test("stop() ends while the store does not answer: unwritten results are given up after leaseMs and the attempt is rescued", async () => {
       const t = await ctx();
       const { store, down } = outageStore(t);
