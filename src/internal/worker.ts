@@ -228,7 +228,8 @@ export class Worker<Tx> {
         ),
       );
     } catch (e) {
-      this.rt.logger.error(`workpool: handing back ${rows.map((r) => r.id).join(", ")} failed; their leases will expire and they will be rescued`, e);
+      const what = rows.length === 1 ? rows[0]!.id : `${rows.length} claimed attempts`;
+      this.rt.logger.error(`workpool: handing back ${what} failed; the leases will expire and the work will be rescued`, e);
     }
   }
 
