@@ -102,3 +102,31 @@ test("a database whose schema is newer than this code is refused with a clear er
     await dropSchema(schema);
   }
 });
+
+test("the schema accepts only the kinds, states and onComplete states of the state machine", async () => {
+  const schema = randomSchema();
+  const store = postgresStore({ connectionString: DATABASE_URL, schema });
+  try {
+    await store.migrate();
+    const insert = (kind: string, state: string, ocState: string) =>
+      adminQuery(
+        `INSERT INTO "${schema}".work (id, pool, kind, fn_name, args, state, run_at, enqueued_at, oc_state)
+         VALUES ($1, 'p', $2, 'f', '1', $3, 0, 0, $4)`,
+        [newWorkId(0), kind, state, ocState],
+      );
+    await insert("action", "pending", "none");
+    await insert("mutation", "finished", "done");
+    await expect(insert("job", "pending", "none")).rejects.toThrow(/work_kind/);
+    await expect(insert("action", "paused", "none")).rejects.toThrow(/work_state/);
+    await expect(insert("action", "finished", "sent")).rejects.toThrow(/on_complete_state/);
+    await expect(adminQuery(`UPDATE "${schema}".work SET state = 'lost'`)).rejects.toThrow(/work_state/);
+    const rows = await adminQuery<{ kind: string; state: string }>(`SELECT kind, state FROM "${schema}".work ORDER BY kind`);
+    expect(rows).toEqual([
+      { kind: "action", state: "pending" },
+      { kind: "mutation", state: "finished" },
+    ]);
+  } finally {
+    await store.close();
+    await dropSchema(schema);
+  }
+});
