@@ -175,6 +175,14 @@ export class EventHub {
     this.listeners[name].delete(listener);
   }
 
+  /**
+   * Whether an event `name` logged at `level` would be written or heard: hot paths skip
+   * building events nobody will see.
+   */
+  wants(name: WorkpoolEventName, level: LogLevel): boolean {
+    return this.listeners[name].size > 0 || levelEnabled(level, this.logger.level);
+  }
+
   /** Logs and delivers one event. A throwing listener is logged, never propagated. */
   emit<K extends WorkpoolEventName>(event: WorkpoolEvents[K] & { event: K }): void {
     const level = eventLevel(event);

@@ -38,10 +38,6 @@ export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: At
   const timeoutMs = row.timeoutMs ?? rt.options.actionTimeoutMs;
   const timer =
     timeoutMs === null ? null : clock.setTimeout(() => abort.abort(new AttemptAbortedError("timeout", `timed out after ${timeoutMs} ms`)), timeoutMs);
-  let stopListening: (() => void) | undefined;
-  const aborted = new Promise<"aborted">((resolve) => {
-    stopListening = abort.onAbort(() => resolve("aborted"));
-  });
   try {
     if (abort.aborted) return fromAbort(abort);
     const ctx = {
@@ -52,10 +48,10 @@ export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: At
         return abort.signal;
       },
     };
-    const running = Promise.resolve().then(() => handler.fn(ctx, JSON.parse(row.args)));
-    // An action that ignores its signal keeps running in the background; its result is dropped.
-    running.catch(() => undefined);
-    const value = await Promise.race([running, aborted]);
+    // The handler starts a microtask later, once the worker has registered the attempt;
+    // an abort meanwhile reaches it through its signal.
+    await undefined;
+    const value = await untilAborted(handler.fn(ctx, JSON.parse(row.args)), abort);
     if (abort.aborted) return fromAbort(abort);
     try {
       return { kind: "success", returnValue: checkReturnValue(value) };
@@ -67,8 +63,34 @@ export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: At
     return { kind: "failed", error: errorMessage(e), retryable: !isNonRetryable(e) };
   } finally {
     if (timer !== null) clock.clearTimeout(timer);
-    stopListening?.();
   }
+}
+
+/**
+ * What a handler returned, settled, or (as soon as the attempt is aborted) nothing: an
+ * action that ignores its signal keeps running in the background and its result is
+ * dropped. A value that is not a promise or thenable is passed on as is. One promise per
+ * attempt, not one per race: this runs for every job.
+ */
+function untilAborted(result: unknown, abort: AttemptAbort): unknown {
+  if (!isThenable(result)) return result;
+  return new Promise((resolve, reject) => {
+    const stop = abort.onAbort(() => resolve(undefined));
+    result.then(
+      (v) => {
+        stop();
+        resolve(v);
+      },
+      (e: unknown) => {
+        stop();
+        reject(e);
+      },
+    );
+  });
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value instanceof Promise || ((typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function");
 }
 
 function fromAbort(abort: AttemptAbort): AttemptOutcome | null {

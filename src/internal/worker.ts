@@ -20,8 +20,8 @@ const CLAIM_BATCH = 256;
 interface Inflight {
   row: WorkRow;
   abort: AttemptAbort;
-  /** Settles when the attempt's result is written (or dropped). */
-  done: Promise<void>;
+  /** Settles when the attempt's result is written (or dropped); null only while begin() sets it. */
+  done: Promise<void> | null;
   /** Set (synchronously) once the action's outcome went to the Completer: stop() must not hand it back. */
   submitted: boolean;
   /** Set (synchronously) when stop() hands the attempt back: a late outcome is dropped. */
@@ -381,32 +381,42 @@ export class Worker<Tx> {
 
   private begin(row: WorkRow, now: number): void {
     const { rt } = this;
-    rt.events.emit({
-      event: "started",
-      pool: rt.pool,
-      workId: row.id,
-      fnName: row.fnName,
-      attempt: row.attempt,
-      startedAt: now,
-      startLagMs: Math.max(0, now - row.runAt),
-    });
-    const entry: Inflight = { row, abort: new AttemptAbort(), done: Promise.resolve(), submitted: false, handedBack: false };
-    entry.done = this.execute(entry)
-      .catch((e: unknown) => {
-        rt.logger.error(`workpool: attempt ${row.attempt} of ${row.id} could not be recorded; its lease will expire and it will be rescued`, e);
-        return false;
-      })
-      .then((refilled) => {
-        if (this.inflight.get(row.id) === entry) this.inflight.delete(row.id);
-        if (this.inflight.size === 0 && this.heartbeatTimer) {
-          rt.options.clock.clearTimeout(this.heartbeatTimer);
-          this.heartbeatTimer = null;
-        }
-        // The freed slot needs a claim, unless the completion transaction already made it.
-        if (!refilled) this.wake();
+    // Built only when someone will see it: this runs for every job.
+    if (rt.events.wants("started", "INFO")) {
+      rt.events.emit({
+        event: "started",
+        pool: rt.pool,
+        workId: row.id,
+        fnName: row.fnName,
+        attempt: row.attempt,
+        startedAt: now,
+        startLagMs: Math.max(0, now - row.runAt),
       });
+    }
+    const entry: Inflight = { row, abort: new AttemptAbort(), done: null, submitted: false, handedBack: false };
+    // Set before the attempt can settle: execute() runs the handler a microtask later.
     this.inflight.set(row.id, entry);
+    entry.done = this.attempt(entry);
     this.ensureHeartbeat();
+  }
+
+  /** Runs and records one attempt, then frees its slot. */
+  private async attempt(entry: Inflight): Promise<void> {
+    const { rt } = this;
+    const { row } = entry;
+    let refilled = false;
+    try {
+      refilled = await this.execute(entry);
+    } catch (e) {
+      rt.logger.error(`workpool: attempt ${row.attempt} of ${row.id} could not be recorded; its lease will expire and it will be rescued`, e);
+    }
+    if (this.inflight.get(row.id) === entry) this.inflight.delete(row.id);
+    if (this.inflight.size === 0 && this.heartbeatTimer) {
+      rt.options.clock.clearTimeout(this.heartbeatTimer);
+      this.heartbeatTimer = null;
+    }
+    // The freed slot needs a claim, unless the completion transaction already made it.
+    if (!refilled) this.wake();
   }
 
   /** Runs the attempt and records it; resolves with whether its slot was already refilled. */

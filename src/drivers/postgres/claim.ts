@@ -33,13 +33,10 @@ export async function completeOn(
   now: number,
   claim: ClaimOptions | null,
 ): Promise<CompleteResult> {
-  // Outcomes travel as one JSON object keyed by id, which the function reads by lookup.
-  const outcomes: Record<string, [number, string, string | null, number | null]> = {};
-  for (const w of writes) outcomes[w.id] = [w.attempt, w.status, w.result, w.runAt];
   const { rows } = await run<PgCompleteRow>(db, stmts.complete, [
     pool,
     writes.map((w) => w.id),
-    JSON.stringify(outcomes),
+    outcomesJson(writes),
     CANCELED_RESULT,
     now,
     channel,
@@ -49,4 +46,21 @@ export async function completeOn(
   ]);
   const row = rows[0]!;
   return { applied: row.applied, canceled: row.canceled, claim: claim ? toClaimResult(row, pool, claim) : null };
+}
+
+/**
+ * The outcomes as one JSON object keyed by id, which complete() reads by lookup:
+ * `{"<id>":[attempt,"<status>",<result as a JSON string, or null>,<runAt or null>],...}`.
+ * Written out directly rather than built as objects and stringified: it runs for every
+ * batch of a busy pool. Statuses are fixed words and the numbers are integers; ids and
+ * results are escaped as JSON strings.
+ */
+export function outcomesJson(writes: readonly CompletionWrite[]): string {
+  let json = "{";
+  for (let i = 0; i < writes.length; i++) {
+    const w = writes[i]!;
+    if (i > 0) json += ",";
+    json += `${JSON.stringify(w.id)}:[${w.attempt},"${w.status}",${w.result === null ? "null" : JSON.stringify(w.result)},${w.runAt === null ? "null" : w.runAt}]`;
+  }
+  return json + "}";
 }
