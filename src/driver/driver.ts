@@ -139,9 +139,12 @@ export interface CompletionWrite {
 
 /** What {@link Driver.complete} did. */
 export interface CompleteResult {
-  /** Ids whose write applied: their attempt was still the current one. */
-  applied: string[];
-  /** Those of `applied` that finished `canceled` because a cancel was requested while they ran. */
+  /**
+   * Ids whose write did not apply: their attempt was no longer the current one (rescued,
+   * handed back). Nearly always none, so the list is of these rather than of the others.
+   */
+  stale: string[];
+  /** Ids written that finished `canceled` because a cancel was requested while they ran. */
   canceled: string[];
   /** The claim for the freed slots; null when none was asked for or the pool has no stored config. */
   claim: ClaimResult | null;

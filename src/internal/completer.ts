@@ -196,11 +196,11 @@ export class Completer<Tx> {
     }));
     const options = this.hook?.claimOptions(now) ?? null;
     const res = await rt.driver.complete!(rt.pool, writes, now, options);
-    const applied = new Set(res.applied);
+    const stale = new Set(res.stale);
     const canceled = new Set(res.canceled);
     const events: CompletedEvent[] = [];
     for (const t of transitions) {
-      if (!applied.has(t.row.id)) warnStaleAttempt(rt, t.row);
+      if (stale.has(t.row.id)) warnStaleAttempt(rt, t.row);
       else if (canceled.has(t.row.id)) events.push(completedEvent(rt, t.row, "canceled", now));
       else events.push(completedEvent(rt, t.row, t.status, now, t.error));
     }

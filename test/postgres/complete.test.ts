@@ -48,7 +48,8 @@ test("results of attempts that are no longer current are not written; the claim 
     T0,
     claim(10),
   );
-  expect(res.applied).toEqual([a!.id]);
+  // b's write did not apply.
+  expect(res.stale).toEqual([b!.id]);
   expect(res.canceled).toEqual([]);
   // One slot freed, one claimed: the waiting work, in the same statement.
   expect(res.claim!.claimed.map((r) => r.id)).toEqual([waiting]);
@@ -67,7 +68,7 @@ test("a retrying outcome puts the work back to pending until its time; no claim 
   const id = await pool.enqueueAction(job, 1, { retry: true });
   const [row] = (await driver.claim("c", claim(10))).claimed;
   const res = await driver.complete!("c", [{ id, attempt: row!.attempt, status: "retrying", result: null, runAt: T0 + 500 }], T0, null);
-  expect(res).toEqual({ applied: [id], canceled: [], claim: null });
+  expect(res).toEqual({ stale: [], canceled: [], claim: null });
   expect(await pool.status(id)).toEqual({ state: "pending", previousAttempts: 1 });
   expect((await driver.claim("c", claim(10))).claimed).toEqual([]);
   expect(await driver.readStats("c")).toMatchObject({ completed: 1, retries: 1 });

@@ -29,9 +29,9 @@ test("claim(), complete() and enqueue_claim() use no sequential scan after their
   const claim = (limit: number) =>
     client.query<{ claimed: unknown[] | null }>(`SELECT claimed FROM ${s}.claim('p', 'w', $1, $2, $3)`, [T0, T0 + 30_000, limit]);
   const complete = (ids: string[], limit: number) =>
-    client.query<{ applied: string[]; claimed: unknown[] | null }>(
-      `SELECT applied, claimed FROM ${s}.complete('p', $1, $2, '{}', $3, 'ch', 'w', $4, $5)`,
-      [ids, JSON.stringify(Object.fromEntries(ids.map((id) => [id, [1, "success", "{}", null]]))), T0, T0 + 30_000, limit],
+    client.query<{ stale: string[]; claimed: unknown[] | null }>(
+      `SELECT stale, claimed FROM ${s}.complete('p', $1, '{}', $2, 'ch', 'w', $3, $4)`,
+      [JSON.stringify(Object.fromEntries(ids.map((id) => [id, [1, "success", "{}", null]]))), T0, T0 + 30_000, limit],
     );
   const enqueueClaim = () =>
     client.query(`SELECT ${s}.enqueue_claim($1, 'p', 'action', 'job', NULL, '1', $2, $2, NULL, NULL, NULL, NULL, 'ch', 'w', $2, $3)`, [
@@ -59,7 +59,7 @@ test("claim(), complete() and enqueue_claim() use no sequential scan after their
   expect(claimed.rows[0]!.claimed).toHaveLength(5);
   const ids = (claimed.rows[0]!.claimed as [string][]).map((r) => r[0]);
   const completed = await complete(ids, 5);
-  expect(completed.rows[0]!.applied).toHaveLength(5);
+  expect(completed.rows[0]!.stale).toEqual([]);
   expect(completed.rows[0]!.claimed).toHaveLength(5);
   await enqueueClaim();
   // This transaction's own scans of the table, counted by the server.

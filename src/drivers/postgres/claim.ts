@@ -21,7 +21,7 @@ export async function claimOn(db: Queryable, stmts: Statements, pool: string, op
 }
 
 /** A row of complete(): what was written, then the claim's columns (NULL without a claim). */
-type PgCompleteRow = PgClaimRow & { applied: string[]; canceled: string[] };
+type PgCompleteRow = PgClaimRow & { stale: string[]; canceled: string[] };
 
 /** Writes action results of `pool` and claims for the freed slots, on `db`, in one statement. */
 export async function completeOn(
@@ -35,7 +35,6 @@ export async function completeOn(
 ): Promise<CompleteResult> {
   const { rows } = await run<PgCompleteRow>(db, stmts.complete, [
     pool,
-    writes.map((w) => w.id),
     outcomesJson(writes),
     CANCELED_RESULT,
     now,
@@ -45,7 +44,7 @@ export async function completeOn(
     claim?.limit ?? 0,
   ]);
   const row = rows[0]!;
-  return { applied: row.applied, canceled: row.canceled, claim: claim ? toClaimResult(row, pool, claim) : null };
+  return { stale: row.stale, canceled: row.canceled, claim: claim ? toClaimResult(row, pool, claim) : null };
 }
 
 /**
