@@ -394,19 +394,29 @@ export class Worker<Tx> {
       });
     }
     const entry: Inflight = { row, abort: new AttemptAbort(), done: null, submitted: false, handedBack: false };
-    // Set before the attempt can settle: execute() runs the handler a microtask later.
+    // Set before the attempt can settle: the handler starts a microtask later.
     this.inflight.set(row.id, entry);
     entry.done = this.attempt(entry);
     this.ensureHeartbeat();
   }
 
-  /** Runs and records one attempt, then frees its slot. */
+  /** Runs one attempt, records its result, then frees its slot. */
   private async attempt(entry: Inflight): Promise<void> {
     const { rt } = this;
     const { row } = entry;
+    // Whether the completion transaction already claimed work for the freed slot.
     let refilled = false;
     try {
-      refilled = await this.execute(entry);
+      if (row.kind === "mutation") {
+        for (const e of await runMutation(rt, row)) rt.events.emit(e);
+      } else {
+        const outcome = await runAction(rt, row, entry.abort);
+        // null: taken away from this worker (lease lost, shutdown); its result is not written.
+        if (outcome && !entry.handedBack) {
+          entry.submitted = true;
+          refilled = await this.completer.submit(row, outcome);
+        }
+      }
     } catch (e) {
       rt.logger.error(`workpool: attempt ${row.attempt} of ${row.id} could not be recorded; its lease will expire and it will be rescued`, e);
     }
@@ -417,21 +427,6 @@ export class Worker<Tx> {
     }
     // The freed slot needs a claim, unless the completion transaction already made it.
     if (!refilled) this.wake();
-  }
-
-  /** Runs the attempt and records it; resolves with whether its slot was already refilled. */
-  private async execute(entry: Inflight): Promise<boolean> {
-    const { rt } = this;
-    const { row, abort } = entry;
-    if (row.kind === "mutation") {
-      const events = await runMutation(rt, row);
-      for (const e of events) rt.events.emit(e);
-      return false;
-    }
-    const outcome = await runAction(rt, row, abort);
-    if (!outcome || entry.handedBack) return false;
-    entry.submitted = true;
-    return this.completer.submit(row, outcome);
   }
 
   private abort(f: Inflight, cause: AbortCause): void {
