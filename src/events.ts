@@ -112,6 +112,9 @@ export function eventLevel(e: WorkpoolEvents[WorkpoolEventName]): LogLevel {
   return "INFO";
 }
 
+/** The highest level {@link eventLevel} gives each kind of event. */
+const HIGHEST_EVENT_LEVEL: Record<WorkpoolEventName, LogLevel> = { enqueued: "INFO", started: "INFO", completed: "WARN", report: "REPORT" };
+
 /** Writes level-filtered log lines; the level can change at run time (configure). */
 export class PoolLogger {
   constructor(
@@ -176,11 +179,11 @@ export class EventHub {
   }
 
   /**
-   * Whether an event `name` logged at `level` would be written or heard: hot paths skip
-   * building events nobody will see.
+   * Whether an event `name` may be written or heard: hot paths skip building events
+   * nobody will see.
    */
-  wants(name: WorkpoolEventName, level: LogLevel): boolean {
-    return this.listeners[name].size > 0 || levelEnabled(level, this.logger.level);
+  wants(name: WorkpoolEventName): boolean {
+    return this.listeners[name].size > 0 || levelEnabled(HIGHEST_EVENT_LEVEL[name], this.logger.level);
   }
 
   /** Logs and delivers one event. A throwing listener is logged, never propagated. */

@@ -382,7 +382,7 @@ export class Worker<Tx> {
   private begin(row: WorkRow, now: number): void {
     const { rt } = this;
     // Built only when someone will see it: this runs for every job.
-    if (rt.events.wants("started", "INFO")) {
+    if (rt.events.wants("started")) {
       rt.events.emit({
         event: "started",
         pool: rt.pool,
