@@ -205,8 +205,11 @@ export class Workpool<Tx = unknown> {
    */
   private insert({ rows, tx }: { rows: NewWork[]; tx: Tx | undefined }): Promise<WorkId[]> {
     const emit = (): WorkId[] => {
-      for (const r of rows) {
-        this.events.emit({ event: "enqueued", pool: this.name, workId: r.id, fnName: r.fnName, kind: r.kind, runAt: r.runAt, enqueuedAt: r.enqueuedAt });
+      // Built only when someone will see them: a batch enqueue makes one per row.
+      if (this.events.wants("enqueued")) {
+        for (const r of rows) {
+          this.events.emit({ event: "enqueued", pool: this.name, workId: r.id, fnName: r.fnName, kind: r.kind, runAt: r.runAt, enqueuedAt: r.enqueuedAt });
+        }
       }
       return rows.map((r) => r.id);
     };

@@ -199,8 +199,11 @@ export class Completer<Tx> {
     const stale = new Set(res.stale);
     const canceled = new Set(res.canceled);
     const events: CompletedEvent[] = [];
+    // Events are built only when someone will see them: this runs for every job.
+    const wanted = rt.events.wants("completed");
     for (const t of transitions) {
       if (stale.has(t.row.id)) warnStaleAttempt(rt, t.row);
+      else if (!wanted) continue;
       else if (canceled.has(t.row.id)) events.push(completedEvent(rt, t.row, "canceled", now));
       else events.push(completedEvent(rt, t.row, t.status, now, t.error));
     }
