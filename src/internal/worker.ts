@@ -168,15 +168,13 @@ export class Worker<Tx> {
     // follows; handing them back would run a finished action again.
     const left = [...this.inflight.values()].filter((f) => f.row.kind === "action" && !f.submitted);
     if (!left.length) return;
-    const refs: AttemptRef[] = left.map((f) => ({ id: f.row.id, attempt: f.row.attempt }));
     for (const f of left) {
       f.handedBack = true;
       this.abort(f, "shutdown");
     }
-    const now = this.rt.options.clock.now();
-    await this.rt.driver.transaction((ops) => ops.release(refs, now));
+    await this.releaseInStore(left.map((f) => f.row));
     for (const f of left) this.inflight.delete(f.row.id);
-    this.rt.logger.warn(`workpool: stop handed ${refs.length} running attempt(s) of pool "${this.rt.pool}" back to the queue`);
+    this.rt.logger.warn(`workpool: stop handed ${left.length} running attempt(s) of pool "${this.rt.pool}" back to the queue`);
   }
 
   /**
@@ -218,15 +216,17 @@ export class Worker<Tx> {
     await this.release([row]);
   }
 
+  /** Puts the current attempts of `rows` back to pending in one transaction, without counting them. */
+  private releaseInStore(rows: readonly AttemptRef[]): Promise<void> {
+    const refs = rows.map((r) => ({ id: r.id, attempt: r.attempt }));
+    const now = this.rt.options.clock.now();
+    return this.rt.driver.transaction((ops) => ops.release(refs, now));
+  }
+
   /** Hands claimed rows back to the queue unstarted; on failure their leases expire and they are rescued. */
   private async release(rows: readonly WorkRow[]): Promise<void> {
     try {
-      await this.rt.driver.transaction((ops) =>
-        ops.release(
-          rows.map((r) => ({ id: r.id, attempt: r.attempt })),
-          this.rt.options.clock.now(),
-        ),
-      );
+      await this.releaseInStore(rows);
     } catch (e) {
       const what = rows.length === 1 ? rows[0]!.id : `${rows.length} claimed attempts`;
       this.rt.logger.error(`workpool: handing back ${what} failed; the leases will expire and the work will be rescued`, e);

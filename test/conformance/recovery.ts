@@ -26,6 +26,14 @@ async function settle(turns = 5): Promise<void> {
   for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
 }
 
+/** Moves the test's clock on 1 s at a time, letting callbacks run, until `done()` or 30 s passed. */
+async function advanceUntil<Tx>(t: TestContext<Tx>, done: () => boolean): Promise<void> {
+  for (let i = 0; i < 30 && !done(); i++) {
+    t.clock.advance(1000);
+    await settle();
+  }
+}
+
 /**
  * With the store answering again: once the lease of `id`'s attempt has lapsed, another
  * instance rescues it, runs it again as `fnName` and finishes it with `returnValue`.
@@ -250,10 +258,7 @@ export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
       const stopping = pool.stop({ timeoutMs: 0 }).then(() => (stopped = true));
       await settle();
       expect(stopped).toBe(false);
-      for (let i = 0; i < 30 && !stopped; i++) {
-        t.clock.advance(1000);
-        await settle();
-      }
+      await advanceUntil(t, () => stopped);
       expect(stopped).toBe(true);
       await stopping;
       expect(t.logger.matching("stop gave up waiting for a claim")).toHaveLength(1);
@@ -313,10 +318,7 @@ export function defineRecoveryTests<Tx>(harness: StoreHarness<Tx>): void {
       gate.resolve();
       let stopped = false;
       const stopping = pool.stop({ timeoutMs: 0 }).then(() => (stopped = true));
-      for (let i = 0; i < 30 && !stopped; i++) {
-        t.clock.advance(1000);
-        await settle();
-      }
+      await advanceUntil(t, () => stopped);
       expect(stopped).toBe(true);
       await stopping;
       expect(t.logger.matching("stop gave up writing 1 result(s)")).toHaveLength(1);
