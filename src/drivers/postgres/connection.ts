@@ -2,11 +2,16 @@
  * Connection handling shared by the PostgreSQL driver: running a statement, and running
  * a function in one transaction on a client checked out of the pool.
  */
-import type { Pool, PoolClient, QueryResultRow } from "pg";
+import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from "pg";
 import type { Statement } from "./statements.js";
 
-/** Anything that runs queries: the pool (autocommit) or a client inside BEGIN. */
-export type Queryable = Pool | PoolClient;
+/**
+ * Anything that runs queries: the pool or its held client (autocommit, see pinned.ts),
+ * or a client inside BEGIN.
+ */
+export interface Queryable {
+  query<R extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>>;
+}
 
 /** Runs a prepared statement (named, so PostgreSQL parses and plans it once per connection). */
 export async function run<R extends QueryResultRow>(db: Queryable, stmt: Statement, values: unknown[]): Promise<{ rows: R[]; rowCount: number }> {

@@ -40,9 +40,10 @@ import {
 import { InvalidArgumentError } from "../../errors.js";
 import { Mutex } from "../../internal/mutex.js";
 import { TransactionScope } from "../../internal/transaction-scope.js";
-import { inTransaction, run } from "./connection.js";
+import { inTransaction, run, type Queryable } from "./connection.js";
 import { Listener } from "./listener.js";
 import { Notifier } from "./notifier.js";
+import { PinnedConnection } from "./pinned.js";
 import { migratePostgres } from "./migrate.js";
 import { channelName, quoteIdent } from "./names.js";
 import { claimOn, completeOn } from "./claim.js";
@@ -97,6 +98,8 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   /** The NOTIFY side: coalesces the wake-ups of back-to-back enqueues. */
   readonly notifier: Notifier;
   private readonly ownsPool: boolean;
+  /** The client held for autocommit statements issued back to back (see pinned.ts). */
+  private readonly pinned: PinnedConnection;
   private readonly stmts: Statements;
   private readonly channel: string;
   private migrated: Promise<void> | null = null;
@@ -108,6 +111,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   constructor(config: PostgresDriverConfig) {
     this.pool = config.pool;
     this.ownsPool = config.ownsPool;
+    this.pinned = new PinnedConnection(config.pool);
     this.schema = config.schema;
     this.pollIntervalMs = config.pollIntervalMs;
     this.vacuumer = config.vacuum ? new Vacuumer(`${quoteIdent(config.schema)}.work`, config.vacuum) : null;
@@ -136,6 +140,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.notifier.close();
+      this.pinned.close();
       await this.listener.close();
       if (this.ownsPool) await this.pool.end();
     })();
@@ -146,8 +151,14 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     if (this.closing) throw closedError();
   }
 
-  /** The pool, once the store is known to be open. */
-  private get db(): Pool {
+  /** Where autocommit statements run, once the store is known to be open: the held client or the pool. */
+  private get db(): Queryable {
+    this.checkOpen();
+    return this.pinned;
+  }
+
+  /** The pool itself, once the store is known to be open: for transactions and VACUUM. */
+  private get openPool(): Pool {
     this.checkOpen();
     return this.pool;
   }
@@ -158,7 +169,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   }
 
   /** Where a call made on behalf of the application runs: inside the handler's transaction, or on the pool. */
-  private get app(): Pool | PoolClient {
+  private get app(): Queryable {
     return this.joined()?.ops.tx ?? this.db;
   }
 
@@ -271,7 +282,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   async transaction<T>(fn: (ops: TxOps<PoolClient>) => Promise<T>): Promise<T> {
     const outer = this.joined();
     if (outer) return outer.nested.run(() => outer.ops.savepoint(() => fn(outer.ops)));
-    return inTransaction(this.db, async (client) => {
+    return inTransaction(this.openPool, async (client) => {
       const tx: OpenTx = { ops: new PgTxOps(client, this.stmts, this.channel), open: true, nested: new Mutex() };
       return this.inside.run(tx, () => fn(tx.ops));
     });
@@ -279,7 +290,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
 
   /** See vacuum.ts: VACUUM of the work table once its dead rows pass the threshold. */
   async vacuum(now: number): Promise<boolean> {
-    return this.vacuumer ? this.vacuumer.maybeVacuum(this.db, now) : false;
+    return this.vacuumer ? this.vacuumer.maybeVacuum(this.openPool, now) : false;
   }
 
   async acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean> {
