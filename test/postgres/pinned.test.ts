@@ -120,3 +120,24 @@ test("a server error keeps the held client; close() gives it back", async () => 
   await pid(); // still answers, through the pool, without holding again
   expect(pinned.holding).toBe(false);
 });
+
+test("makeRoom() gives the idle held client back when the pool has no other connection", async () => {
+  const { pool, pinned, pid } = setup(2);
+  await pid();
+  await pinned.settled();
+  expect(pinned.holding).toBe(true);
+  const app = await pool.connect(); // the pool's other connection
+  cleanups.push(async () => app.release());
+  pinned.makeRoom();
+  expect(pinned.holding).toBe(false);
+  const tx = await pool.connect(); // would wait for the idle timer otherwise
+  tx.release();
+});
+
+test("makeRoom() keeps the held client while the pool has connections to spare", async () => {
+  const { pinned, pid } = setup(3);
+  await pid();
+  await pinned.settled();
+  pinned.makeRoom();
+  expect(pinned.holding).toBe(true);
+});

@@ -160,6 +160,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   /** The pool itself, once the store is known to be open: for transactions and VACUUM. */
   private get openPool(): Pool {
     this.checkOpen();
+    this.pinned.makeRoom();
     return this.pool;
   }
 

@@ -93,6 +93,15 @@ export class PinnedConnection {
     else this.giveBack();
   }
 
+  /**
+   * Gives the held client back now if it is idle and the pool has no other connection to
+   * spare: called before checking out a client for a transaction, which would otherwise
+   * wait for the idle timer.
+   */
+  makeRoom(): void {
+    if (this.client !== null && !this.busy && !this.poolHasRoom()) this.giveBack();
+  }
+
   /** Gives the held client back (now, or when its statement finishes) and holds no more. */
   close(): void {
     this.closed = true;
