@@ -9,8 +9,9 @@
  * - a statement runs on the held client if it is free, otherwise through the pool as
  *   before, so concurrent statements never queue behind each other;
  * - the client is only taken while the pool has a free connection and nobody waits for
- *   one, and is given back as soon as someone waits, after {@link PINNED_IDLE_MS}
- *   without a statement, when its connection fails, and at close().
+ *   one, and is given back as soon as someone waits, before a transaction's checkout
+ *   when the pool has no other to spare ({@link PinnedConnection.makeRoom}), after
+ *   {@link PINNED_IDLE_MS} without a statement, when its connection fails, and at close().
  *
  * Statements run here must not leave state on the session (no BEGIN, SET, LISTEN):
  * every one is a single autocommit statement, as through the pool.
