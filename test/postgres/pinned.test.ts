@@ -22,7 +22,13 @@ function setup(max: number) {
     await pool.end();
   });
   const pid = async () => (await pinned.query<{ pid: number }>({ text: "SELECT pg_backend_pid() AS pid" })).rows[0]!.pid;
-  return { pool, pinned, pid, advance: (ms: number) => (t += ms) };
+  /** Runs a statement (through the pool), waits until a client is held, and returns its backend's pid. */
+  const hold = async () => {
+    await pid();
+    await pinned.settled();
+    return pid();
+  };
+  return { pool, pinned, pid, hold, advance: (ms: number) => (t += ms) };
 }
 
 test("back-to-back statements run on one held client", async () => {
@@ -38,10 +44,8 @@ test("back-to-back statements run on one held client", async () => {
 });
 
 test("a statement issued while the held client is busy runs on another connection at once", async () => {
-  const { pinned, pid } = setup(3);
-  await pid();
-  await pinned.settled();
-  const held = await pid();
+  const { pinned, pid, hold } = setup(3);
+  const held = await hold();
   const lock = new pg.Client({ connectionString: DATABASE_URL });
   await lock.connect();
   cleanups.push(() => lock.end());
@@ -55,9 +59,8 @@ test("a statement issued while the held client is busy runs on another connectio
 });
 
 test("the held client goes back as soon as someone waits for a connection", async () => {
-  const { pool, pinned, pid } = setup(2);
-  await pid();
-  await pinned.settled();
+  const { pool, pinned, pid, hold } = setup(2);
+  await hold();
   expect(pinned.holding).toBe(true);
   const app = await pool.connect(); // the pool's last connection
   cleanups.push(async () => app.release());
@@ -81,10 +84,8 @@ test("no client is taken while the pool has none to spare", async () => {
 });
 
 test("a held client unused for the idle time goes back to the pool", async () => {
-  const { pool, pinned, pid, advance } = setup(2);
-  await pid();
-  await pinned.settled();
-  await pid();
+  const { pool, pinned, hold, advance } = setup(2);
+  await hold();
   advance(PINNED_IDLE_MS - 1);
   pinned.checkIdle();
   expect(pinned.holding).toBe(true);
@@ -95,10 +96,8 @@ test("a held client unused for the idle time goes back to the pool", async () =>
 });
 
 test("a held client whose connection dies is destroyed, and statements carry on", async () => {
-  const { pool, pinned, pid } = setup(2);
-  await pid();
-  await pinned.settled();
-  const held = await pid();
+  const { pool, pinned, pid, hold } = setup(2);
+  const held = await hold();
   const removed = once(pool, "remove");
   await adminQuery("SELECT pg_terminate_backend($1)", [held]);
   await removed;
@@ -108,10 +107,8 @@ test("a held client whose connection dies is destroyed, and statements carry on"
 });
 
 test("a server error keeps the held client; close() gives it back", async () => {
-  const { pool, pinned, pid } = setup(2);
-  await pid();
-  await pinned.settled();
-  const held = await pid();
+  const { pool, pinned, pid, hold } = setup(2);
+  const held = await hold();
   await expect(pinned.query({ text: "SELECT 1/0" })).rejects.toThrow(/division by zero/);
   expect(await pid()).toBe(held);
   pinned.close();
@@ -122,9 +119,8 @@ test("a server error keeps the held client; close() gives it back", async () => 
 });
 
 test("makeRoom() gives the idle held client back when the pool has no other connection", async () => {
-  const { pool, pinned, pid } = setup(2);
-  await pid();
-  await pinned.settled();
+  const { pool, pinned, hold } = setup(2);
+  await hold();
   expect(pinned.holding).toBe(true);
   const app = await pool.connect(); // the pool's other connection
   cleanups.push(async () => app.release());
@@ -135,9 +131,8 @@ test("makeRoom() gives the idle held client back when the pool has no other conn
 });
 
 test("makeRoom() keeps the held client while the pool has connections to spare", async () => {
-  const { pinned, pid } = setup(3);
-  await pid();
-  await pinned.settled();
+  const { pinned, hold } = setup(3);
+  await hold();
   pinned.makeRoom();
   expect(pinned.holding).toBe(true);
 });
