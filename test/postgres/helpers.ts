@@ -67,15 +67,24 @@ export function urlWithApplicationName(applicationName: string): string {
 
 /**
  * Fault injection: terminates every session of the test database named `applicationName`
- * (pg_terminate_backend, as a server restart or a network cut would). Returns how many.
+ * (pg_terminate_backend, as a server restart or a network cut would), and returns how
+ * many once those sessions have ended. pg_terminate_backend only signals a session: its
+ * goodbye to the client (a FATAL error, then the socket closing) may come a moment after
+ * the call returns, so a test that went on at once could race it.
  */
 export async function terminateConnections(applicationName: string): Promise<number> {
-  const rows = await adminQuery<{ n: number }>(
-    `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+  // In the select list, so only the sessions the WHERE clause picked are terminated.
+  const rows = await adminQuery<{ pid: number; terminated: boolean }>(
+    `SELECT pid, pg_terminate_backend(pid) AS terminated FROM pg_stat_activity
      WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = $1`,
     [applicationName],
   );
-  return rows[0]?.n ?? 0;
+  const pids = rows.filter((r) => r.terminated).map((r) => r.pid);
+  await until(
+    async () => (await adminQuery<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)", [pids]))[0]!.n === 0,
+    "the terminated sessions to end",
+  );
+  return pids.length;
 }
 
 /** Resolves once `condition()` is true, checking every few ms (for state, never for timing). */
