@@ -7,7 +7,7 @@ import { once } from "node:events";
 import { expect, test } from "vitest";
 import pg from "pg";
 import { PINNED_IDLE_MS, PinnedConnection } from "../../src/drivers/postgres/pinned.js";
-import { DATABASE_URL, adminQuery, useCleanups, useSharedServer } from "./helpers.js";
+import { DATABASE_URL, adminQuery, until, useCleanups, useSharedServer } from "./helpers.js";
 
 useSharedServer();
 const cleanups = useCleanups();
@@ -104,6 +104,17 @@ test("a held client whose connection dies is destroyed, and statements carry on"
   expect(pinned.holding).toBe(false);
   const next = await pid();
   expect(next).not.toBe(held);
+});
+
+test("a held client whose session is terminated during its statement goes back at once", async () => {
+  const { pinned, hold } = setup(2);
+  const held = await hold();
+  const sleeping = pinned.query({ text: "SELECT pg_sleep(30)" });
+  await until(async () => (await adminQuery<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'PgSleep'", [held]))[0]!.n === 1, "the sleep");
+  await adminQuery("SELECT pg_terminate_backend($1)", [held]);
+  await expect(sleeping).rejects.toThrow(/terminating connection/);
+  // Given back by the time the failure reaches the caller: the next statement opens a new session.
+  expect(pinned.holding).toBe(false);
 });
 
 test("a server error keeps the held client; close() gives it back", async () => {

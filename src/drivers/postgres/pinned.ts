@@ -60,9 +60,10 @@ export class PinnedConnection {
     try {
       return await client.query<R>(config);
     } catch (e) {
-      // An error the server answered with (a constraint, a bad value) leaves the session
-      // usable; any other (the connection dropped or was closed) does not.
-      if (!isServerError(e)) this.broken ??= e instanceof Error ? e : new Error(String(e));
+      // An ERROR the server answered with (a constraint, a bad value) leaves the session
+      // usable; a FATAL one (the session was terminated) or any other failure (the
+      // connection dropped or was closed) does not.
+      if (!keepsSession(e)) this.broken ??= e instanceof Error ? e : new Error(String(e));
       throw e;
     } finally {
       this.busy = false;
@@ -165,7 +166,14 @@ export class PinnedConnection {
   }
 }
 
-/** True for an error PostgreSQL sent (node-postgres gives those a severity). */
-function isServerError(e: unknown): boolean {
-  return typeof e === "object" && e !== null && typeof (e as { severity?: unknown }).severity === "string";
+/**
+ * True for an error PostgreSQL sent that ends the statement, not the session: it has a
+ * SQLSTATE, is not FATAL or PANIC, and is not of the classes a terminated session or a
+ * lost connection reports (57P operator intervention, 08 connection exception).
+ */
+function keepsSession(e: unknown): boolean {
+  if (typeof e !== "object" || e === null) return false;
+  const { code, severity } = e as { code?: unknown; severity?: unknown };
+  if (typeof code !== "string" || code.startsWith("57P") || code.startsWith("08")) return false;
+  return severity !== "FATAL" && severity !== "PANIC";
 }
