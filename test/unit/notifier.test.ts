@@ -94,6 +94,42 @@ test("a notifying enqueue that started before the quiet commit does not cover it
   expect(await trailing).toBe("a");
 });
 
+/** A quiet commit one window old, while the next window's notifying enqueue is in flight. */
+function quietCommitThenInlineInFlight() {
+  const env = setup();
+  const { notifier, advance } = env;
+  notifier.committedInline("a", notifier.notifyInline("a")!);
+  advance(1);
+  expect(notifier.notifyInline("a")).toBeNull();
+  notifier.committedQuietly("a");
+  advance(NOTIFY_COALESCE_MS);
+  const started = notifier.notifyInline("a");
+  expect(started).not.toBeNull();
+  advance(1);
+  return { ...env, started: started! };
+}
+
+test("a window's end waits for a notifying enqueue in flight that started after the quiet commit", async () => {
+  const { notifier, sent, started } = quietCommitThenInlineInFlight();
+  // The quiet commit is past its window, but the statement in flight will cover it.
+  await afterWindow();
+  expect(sent).toEqual([]);
+  notifier.committedInline("a", started);
+  await afterWindow();
+  expect(sent).toEqual([]);
+  expect(notifier.trailingSent).toBe(0);
+});
+
+test("a notifying enqueue that fails covers nothing: the trailing notification follows at once", async () => {
+  const { notifier, sent, nextSend } = quietCommitThenInlineInFlight();
+  await afterWindow();
+  expect(sent).toEqual([]);
+  const trailing = nextSend();
+  notifier.failedInline("a");
+  expect(await trailing).toBe("a");
+  expect(notifier.trailingSent).toBe(1);
+});
+
 test("close() sends pending trailing notifications at once, then every enqueue notifies", async () => {
   const { notifier, sent } = setup();
   notifier.notifyInline("a");

@@ -222,7 +222,12 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     const pool = rows[0]!.pool;
     const inlineSince = this.notifier.notifyInline(pool);
     if (inlineSince !== null) {
-      await run(this.db, notifying, [...params, this.channel]);
+      try {
+        await run(this.db, notifying, [...params, this.channel]);
+      } catch (e) {
+        this.notifier.failedInline(pool);
+        throw e;
+      }
       this.notifier.committedInline(pool, inlineSince);
     } else {
       await run(this.db, quiet, params);

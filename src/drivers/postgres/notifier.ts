@@ -12,7 +12,10 @@
  *   of any notifying enqueue that *started after it committed* and then committed
  *   itself (its notification is delivered after the quiet work is visible). If none
  *   has done so within {@link NOTIFY_COALESCE_MS} of the oldest uncovered quiet
- *   commit, a trailing `pg_notify` is sent in its own transaction.
+ *   commit, a trailing `pg_notify` is sent in its own transaction, unless a notifying
+ *   enqueue that will cover it is still in flight: then its outcome decides (in a
+ *   steady stream the window's notifying enqueue is often still committing when the
+ *   window ends, and a trailing NOTIFY then would be an extra commit for nothing).
  *
  * A steady stream of enqueues thus pays for one NOTIFY per window and no extra
  * statement; when the stream stops, its last quiet enqueues get their trailing
@@ -33,6 +36,10 @@ interface PoolState {
   uncoveredSince: number | null;
   /** When the latest quiet commit happened. */
   lastQuietAt: number;
+  /** How many notifying enqueues have started and not yet settled. */
+  inlineInFlight: number;
+  /** When the latest of those started (meaningful while inlineInFlight > 0). */
+  inlineStartedAt: number;
   trailing: ReturnType<typeof setTimeout> | null;
 }
 
@@ -58,14 +65,15 @@ export class Notifier {
 
   private state(pool: string): PoolState {
     let state = this.pools.get(pool);
-    if (!state) this.pools.set(pool, (state = { lastAt: -Infinity, uncoveredSince: null, lastQuietAt: -Infinity, trailing: null }));
+    if (!state) this.pools.set(pool, (state = { lastAt: -Infinity, uncoveredSince: null, lastQuietAt: -Infinity, inlineInFlight: 0, inlineStartedAt: -Infinity, trailing: null }));
     return state;
   }
 
   /**
    * For an autocommit enqueue of `pool` starting now: null if it may commit quietly, or
-   * the time it started if it must notify in its own statement (pass that time to
-   * {@link committedInline} once it has committed).
+   * the time it started if it must notify in its own statement. Pass that time to
+   * {@link committedInline} once it has committed, or call {@link failedInline} if it
+   * did not.
    */
   notifyInline(pool: string): number | null {
     const now = this.now();
@@ -73,14 +81,37 @@ export class Notifier {
     const state = this.state(pool);
     if (now - state.lastAt < NOTIFY_COALESCE_MS) return null;
     state.lastAt = now;
+    state.inlineInFlight++;
+    state.inlineStartedAt = now;
     return now;
   }
 
   /** A notifying enqueue of `pool` that started at `startedAt` has committed. */
   committedInline(pool: string, startedAt: number): void {
-    const state = this.pools.get(pool);
+    const state = this.settleInline(pool);
+    if (!state) return;
     // It started after every quiet commit so far: its notification covers them all.
-    if (state && state.uncoveredSince !== null && startedAt > state.lastQuietAt) state.uncoveredSince = null;
+    if (state.uncoveredSince !== null && startedAt > state.lastQuietAt) state.uncoveredSince = null;
+    // Quiet commits it did not cover may have waited for it past their window.
+    this.armTrailing(pool, state);
+  }
+
+  /** A notifying enqueue of `pool` failed: it covers nothing, so a trailing notification may be due. */
+  failedInline(pool: string): void {
+    const state = this.settleInline(pool);
+    if (state) this.armTrailing(pool, state);
+  }
+
+  private settleInline(pool: string): PoolState | undefined {
+    const state = this.pools.get(pool);
+    // A closed notifier hands out start times without counting them.
+    if (state && state.inlineInFlight > 0) state.inlineInFlight--;
+    return state;
+  }
+
+  /** True if a notifying enqueue in flight started after the oldest uncovered quiet commit: it will cover it if it commits. */
+  private coverInFlight(state: PoolState): boolean {
+    return state.inlineInFlight > 0 && state.uncoveredSince !== null && state.inlineStartedAt > state.uncoveredSince;
   }
 
   /** A quiet enqueue of `pool` has committed: makes sure a NOTIFY follows it. */
@@ -95,11 +126,14 @@ export class Notifier {
 
   /** Checks again when the oldest uncovered quiet commit is one window old. */
   private armTrailing(pool: string, state: PoolState): void {
-    if (state.trailing || state.uncoveredSince === null || this.closed) return;
+    // With a covering enqueue in flight, its committedInline / failedInline re-arms.
+    if (state.trailing || state.uncoveredSince === null || this.closed || this.coverInFlight(state)) return;
     const delay = Math.max(0, state.uncoveredSince + NOTIFY_COALESCE_MS - this.now());
     state.trailing = setTimeout(() => {
       state.trailing = null;
       if (state.uncoveredSince === null) return;
+      // A notifying enqueue in flight covers it if it commits; it re-arms when it settles.
+      if (this.coverInFlight(state)) return;
       // Still uncovered (or uncovered again since the timer was armed): if the oldest is
       // younger than a window, a notifying enqueue may yet cover it.
       if (this.now() - state.uncoveredSince < NOTIFY_COALESCE_MS) {
