@@ -23,13 +23,19 @@ function chunks(from, to, size) {
  * work is cut into `segments`, and after each one this process commits single rows to
  * the reference store for as long as that segment took: the two rates are measured at
  * the same moments, so machine drift cancels out of their ratio.
+ *
+ * Both first run unmeasured for `warmUpS` seconds each (at least 10 calls): connections
+ * and prepared statements, and the JIT compiling the code both paths run. The
+ * reference shares its driver with the system measured (the same pg or better-sqlite3
+ * code), so without a warm-up the system's first segment would pay that compilation
+ * while every reference segment ran warm.
  */
-export async function enqueueOne(system, ctx, { n, capS = Infinity, reference = null, segments = 10 }) {
+export async function enqueueOne(system, ctx, { n, capS = Infinity, reference = null, segments = 10, warmUpS = 0 }) {
   const client = await system.open(ctx, {});
   const committer = reference ? await openCommitter(reference, ctx.dir) : null;
   try {
-    for (let w = 0; w < 10; w++) await client.enqueueOne({ i: -1 }); // warm up: connections, prepared statements
-    for (let w = 0; w < 10; w++) await committer?.commit(-1);
+    await warmUp(() => client.enqueueOne({ i: -1 }), warmUpS);
+    if (committer) await warmUp(() => committer.commit(-1), warmUpS);
     const perSegment = committer ? Math.ceil(n / segments) : n;
     let i = 0;
     let seconds = 0;
@@ -58,6 +64,12 @@ export async function enqueueOne(system, ctx, { n, capS = Infinity, reference = 
     await committer?.close();
     await client.close();
   }
+}
+
+/** Calls `op` one call at a time for `seconds` (at least 10 calls), unmeasured. */
+async function warmUp(op, seconds) {
+  const until = performance.now() + seconds * 1000;
+  for (let w = 0; w < 10 || performance.now() < until; w++) await op();
 }
 
 /** Enqueues up to `n` jobs in calls of `batch`, each awaited, for at most `capS` seconds. */

@@ -17,7 +17,7 @@ export default {
   ],
   async measure({ system, mode, ctx, child }) {
     await system.reset(ctx);
-    const r = await child("enqueueOne", { n: mode.enqueueOne, capS: mode.enqueueOneCapS, reference: system.commitReference });
+    const r = await child("enqueueOne", { n: mode.enqueueOne, capS: mode.enqueueOneCapS, reference: system.commitReference, warmUpS: mode.enqueueOneWarmUpS });
     const cap = `${r.done.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.enqueueOneCapS} s`;
     const capped = r.capped ? { enqueueOne: cap, enqueueOneOfRaw: cap } : {};
     // A system without a commit reference has no share to report.

@@ -128,7 +128,9 @@ export class Notifier {
   private armTrailing(pool: string, state: PoolState): void {
     // With a covering enqueue in flight, its committedInline / failedInline re-arms.
     if (state.trailing || state.uncoveredSince === null || this.closed || this.coverInFlight(state)) return;
-    const delay = Math.max(0, state.uncoveredSince + NOTIFY_COALESCE_MS - this.now());
+    // Whole milliseconds: Node keeps one timer list per distinct delay, and a fractional
+    // delay would make a new one for every window.
+    const delay = Math.max(0, Math.ceil(state.uncoveredSince + NOTIFY_COALESCE_MS - this.now()));
     state.trailing = setTimeout(() => {
       state.trailing = null;
       if (state.uncoveredSince === null) return;
