@@ -26,8 +26,20 @@
  * notifies in its statement.
  */
 
+import type { Clock, TimerHandle } from "../../clock.js";
+
 /** Window in which one NOTIFY per pool covers every enqueue that commits, ms. */
 export const NOTIFY_COALESCE_MS = 5;
+
+/**
+ * Monotonic time and Node's own timers. The timer is not unref'd: a process that
+ * enqueued and then has nothing else to do still sends its trailing notification.
+ */
+const monotonicClock: Clock = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
 
 interface PoolState {
   /** When the last NOTIFY was started (in an enqueue's statement, or trailing). */
@@ -40,7 +52,7 @@ interface PoolState {
   inlineInFlight: number;
   /** When the latest of those started (meaningful while inlineInFlight > 0). */
   inlineStartedAt: number;
-  trailing: ReturnType<typeof setTimeout> | null;
+  trailing: TimerHandle | null;
 }
 
 /** Decides which enqueues notify, and sends the trailing notifications. */
@@ -55,12 +67,12 @@ export class Notifier {
   /**
    * @param send sends one NOTIFY for a pool in its own transaction
    * @param wakeLocal wakes this process's subscribers of a pool
-   * @param now a monotonic clock in ms (tests pass their own)
+   * @param clock a monotonic clock in ms and its timers (tests pass a ManualClock)
    */
   constructor(
     private readonly send: (pool: string) => Promise<void>,
     private readonly wakeLocal: (pool: string) => void,
-    private readonly now: () => number = () => performance.now(),
+    private readonly clock: Clock = monotonicClock,
   ) {}
 
   private state(pool: string): PoolState {
@@ -76,7 +88,7 @@ export class Notifier {
    * did not.
    */
   notifyInline(pool: string): number | null {
-    const now = this.now();
+    const now = this.clock.now();
     if (this.closed) return now;
     const state = this.state(pool);
     if (now - state.lastAt < NOTIFY_COALESCE_MS) return null;
@@ -118,7 +130,7 @@ export class Notifier {
   committedQuietly(pool: string): void {
     this.wakeLocal(pool);
     const state = this.state(pool);
-    const now = this.now();
+    const now = this.clock.now();
     state.lastQuietAt = now;
     state.uncoveredSince ??= now;
     this.armTrailing(pool, state);
@@ -130,15 +142,15 @@ export class Notifier {
     if (state.trailing || state.uncoveredSince === null || this.closed || this.coverInFlight(state)) return;
     // Whole milliseconds: Node keeps one timer list per distinct delay, and a fractional
     // delay would make a new one for every window.
-    const delay = Math.max(0, Math.ceil(state.uncoveredSince + NOTIFY_COALESCE_MS - this.now()));
-    state.trailing = setTimeout(() => {
+    const delay = Math.max(0, Math.ceil(state.uncoveredSince + NOTIFY_COALESCE_MS - this.clock.now()));
+    state.trailing = this.clock.setTimeout(() => {
       state.trailing = null;
       if (state.uncoveredSince === null) return;
       // A notifying enqueue in flight covers it if it commits; it re-arms when it settles.
       if (this.coverInFlight(state)) return;
       // Still uncovered (or uncovered again since the timer was armed): if the oldest is
       // younger than a window, a notifying enqueue may yet cover it.
-      if (this.now() - state.uncoveredSince < NOTIFY_COALESCE_MS) {
+      if (this.clock.now() - state.uncoveredSince < NOTIFY_COALESCE_MS) {
         this.armTrailing(pool, state);
         return;
       }
@@ -149,7 +161,7 @@ export class Notifier {
   private sendTrailing(pool: string, state: PoolState): void {
     // Covers every quiet commit up to now.
     state.uncoveredSince = null;
-    state.lastAt = this.now();
+    state.lastAt = this.clock.now();
     this.trailingSent++;
     // Should this fail, the workers' safety poll finds the work.
     this.send(pool).catch((e: unknown) => {
@@ -162,7 +174,7 @@ export class Notifier {
     this.closed = true;
     const pending: Promise<void>[] = [];
     for (const [pool, state] of this.pools) {
-      if (state.trailing) clearTimeout(state.trailing);
+      if (state.trailing) this.clock.clearTimeout(state.trailing);
       state.trailing = null;
       if (state.uncoveredSince === null) continue;
       state.uncoveredSince = null;
