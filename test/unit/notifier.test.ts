@@ -55,16 +55,26 @@ test("a quiet commit nobody covers gets one trailing notification; local workers
   expect(sent).toEqual(["a"]);
 });
 
-test("a notifying enqueue that starts after a quiet commit and commits covers it: no trailing notification", () => {
-  const { notifier, sent, advance } = setup();
-  notifier.notifyInline("a");
+/**
+ * A notifying enqueue at 1000, a quiet commit at 1001, and the next window's notifying
+ * enqueue started at 1005 (its `started` time), not yet settled.
+ */
+function quietCommitThenNextWindow() {
+  const env = setup();
+  const { notifier, advance } = env;
+  notifier.committedInline("a", notifier.notifyInline("a")!);
   advance(1);
   expect(notifier.notifyInline("a")).toBeNull();
   notifier.committedQuietly("a");
   advance(NOTIFY_COALESCE_MS - 1);
   const started = notifier.notifyInline("a");
   expect(started).not.toBeNull();
-  notifier.committedInline("a", started!);
+  return { ...env, started: started! };
+}
+
+test("a notifying enqueue that starts after a quiet commit and commits covers it: no trailing notification", () => {
+  const { notifier, sent, advance, started } = quietCommitThenNextWindow();
+  notifier.committedInline("a", started);
   advance(NOTIFY_COALESCE_MS * 3);
   expect(sent).toEqual([]);
   expect(notifier.trailingSent).toBe(0);
@@ -83,22 +93,11 @@ test("a notifying enqueue that started before the quiet commit does not cover it
   expect(sent).toEqual(["a"]);
 });
 
-/**
- * A quiet commit at 1001; the next window's notifying enqueue starts at 1005 and is
- * still in flight at 1007, after the quiet commit's window ended (1006).
- */
+/** As {@link quietCommitThenNextWindow}, at 1007: the quiet commit's window ended at 1006. */
 function quietCommitThenInlineInFlight() {
-  const env = setup();
-  const { notifier, advance } = env;
-  notifier.committedInline("a", notifier.notifyInline("a")!);
-  advance(1);
-  expect(notifier.notifyInline("a")).toBeNull();
-  notifier.committedQuietly("a");
-  advance(NOTIFY_COALESCE_MS - 1);
-  const started = notifier.notifyInline("a");
-  expect(started).not.toBeNull();
-  advance(2);
-  return { ...env, started: started! };
+  const env = quietCommitThenNextWindow();
+  env.advance(2);
+  return env;
 }
 
 test("a window's end waits for a notifying enqueue in flight that started after the quiet commit", () => {
