@@ -14,9 +14,14 @@ import { PG_URL, REDIS_URL } from "./env.mjs";
 /** Reference kinds: the store each system commits to, with its durability setting. */
 export const COMMIT_REFERENCES = ["sqliteFull", "sqliteNormal", "postgres", "redis"];
 
+/** Connections the PostgreSQL reference takes turns on, one per segment (see openCommitter); the enqueue-one workload's 10 segments give each two. */
+export const PG_REFERENCE_CONNECTIONS = 5;
+
 /**
- * Opens a single-row autocommit writer for `kind`: `{ commit(i), close() }`. Its table
- * (or file, or keys) is private to this process and removed by close().
+ * Opens a single-row autocommit writer for `kind`: `{ commit(i), next?(), close() }`.
+ * Its table (or file, or keys) is private to this process and removed by close().
+ * `next()`, where present, moves the following commits to the writer's next connection;
+ * commitFor() calls it before each segment.
  */
 export async function openCommitter(kind, dir) {
   const tag = `${process.pid}`;
@@ -38,19 +43,37 @@ export async function openCommitter(kind, dir) {
     };
   }
   if (kind === "postgres") {
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
+    // Several connections, one per segment in turn (see next()): each connection's
+    // server process runs at its own pace (identical ones, alternated in one process,
+    // differed by up to 13 %), so a single one would tilt every ratio taken against it.
+    const clients = [];
+    try {
+      for (let k = 0; k < PG_REFERENCE_CONNECTIONS; k++) {
+        const c = new pg.Client({ connectionString: PG_URL });
+        clients.push(c);
+        await c.connect();
+      }
+    } catch (e) {
+      await Promise.allSettled(clients.map((c) => c.end()));
+      throw e;
+    }
     const table = `bench_commit_rate_${tag}`;
-    await c.query(`DROP TABLE IF EXISTS ${table}`);
-    await c.query(`CREATE TABLE ${table} (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL)`);
+    await clients[0].query(`DROP TABLE IF EXISTS ${table}`);
+    await clients[0].query(`CREATE TABLE ${table} (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL)`);
     const query = { name: `commit_rate_${tag}`, text: `INSERT INTO ${table} (v) VALUES ($1)`, values: ["x"] };
+    // Prepares the statement and warms each connection's server process.
+    for (const c of clients) for (let w = 0; w < 20; w++) await c.query(query);
+    let current = 0;
     return {
-      commit: () => c.query(query),
+      commit: () => clients[current].query(query),
+      next: () => {
+        current = (current + 1) % clients.length;
+      },
       close: async () => {
         try {
-          await c.query(`DROP TABLE ${table}`);
+          await clients[0].query(`DROP TABLE ${table}`);
         } finally {
-          await c.end();
+          await Promise.allSettled(clients.map((c) => c.end()));
         }
       },
     };
@@ -73,8 +96,12 @@ export async function openCommitter(kind, dir) {
   throw new Error(`unknown commit reference ${kind}; known: ${COMMIT_REFERENCES.join(", ")}`);
 }
 
-/** Commits one after another for `ms` milliseconds; returns { n, seconds }. */
+/**
+ * Commits one after another for `ms` milliseconds, on the committer's next connection
+ * where it has several; returns { n, seconds }.
+ */
 export async function commitFor(committer, ms) {
+  committer.next?.();
   const t0 = performance.now();
   const until = t0 + ms;
   let n = 0;
@@ -85,12 +112,21 @@ export async function commitFor(committer, ms) {
   return { n, seconds: (performance.now() - t0) / 1000 };
 }
 
-/** The commit rate of `kind` over `seconds`, on its own (commits/s). */
+/**
+ * The commit rate of `kind` over `seconds`, on its own (commits/s): in segments, so a
+ * committer with several connections uses each of them for an equal share.
+ */
 export async function commitRate(kind, dir, seconds) {
   const committer = await openCommitter(kind, dir);
   try {
     for (let i = 0; i < 20; i++) await committer.commit(-1); // warm up: connection, prepared statement
-    const { n, seconds: s } = await commitFor(committer, seconds * 1000);
+    let n = 0;
+    let s = 0;
+    for (let k = 0; k < PG_REFERENCE_CONNECTIONS; k++) {
+      const r = await commitFor(committer, (seconds * 1000) / PG_REFERENCE_CONNECTIONS);
+      n += r.n;
+      s += r.seconds;
+    }
     return n / s;
   } finally {
     await committer.close();
