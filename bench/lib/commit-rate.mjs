@@ -14,7 +14,10 @@ import { PG_URL, REDIS_URL } from "./env.mjs";
 /** Reference kinds: the store each system commits to, with its durability setting. */
 export const COMMIT_REFERENCES = ["sqliteFull", "sqliteNormal", "postgres", "redis"];
 
-/** Connections the PostgreSQL reference takes turns on, one per segment (see openCommitter); the enqueue-one workload's 10 segments give each two. */
+/**
+ * Connections the PostgreSQL reference takes turns on, one per segment (see
+ * openCommitter); the enqueue-one workload's 10 segments give each two.
+ */
 export const PG_REFERENCE_CONNECTIONS = 5;
 
 /**
@@ -47,22 +50,22 @@ export async function openCommitter(kind, dir) {
     // server process runs at its own pace (identical ones, alternated in one process,
     // differed by up to 13 %), so a single one would tilt every ratio taken against it.
     const clients = [];
+    const table = `bench_commit_rate_${tag}`;
+    const query = { name: `commit_rate_${tag}`, text: `INSERT INTO ${table} (v) VALUES ($1)`, values: ["x"] };
     try {
       for (let k = 0; k < PG_REFERENCE_CONNECTIONS; k++) {
         const c = new pg.Client({ connectionString: PG_URL });
         clients.push(c);
         await c.connect();
       }
+      await clients[0].query(`DROP TABLE IF EXISTS ${table}`);
+      await clients[0].query(`CREATE TABLE ${table} (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL)`);
+      // Prepares the statement and warms each connection's server process.
+      for (const c of clients) for (let w = 0; w < 20; w++) await c.query(query);
     } catch (e) {
       await Promise.allSettled(clients.map((c) => c.end()));
       throw e;
     }
-    const table = `bench_commit_rate_${tag}`;
-    await clients[0].query(`DROP TABLE IF EXISTS ${table}`);
-    await clients[0].query(`CREATE TABLE ${table} (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL)`);
-    const query = { name: `commit_rate_${tag}`, text: `INSERT INTO ${table} (v) VALUES ($1)`, values: ["x"] };
-    // Prepares the statement and warms each connection's server process.
-    for (const c of clients) for (let w = 0; w < 20; w++) await c.query(query);
     let current = 0;
     return {
       commit: () => clients[current].query(query),
