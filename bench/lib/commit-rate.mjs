@@ -18,13 +18,13 @@ export const COMMIT_REFERENCES = ["sqliteFull", "sqliteNormal", "postgres", "red
  * Connections the PostgreSQL reference takes turns on, one per segment (see
  * openCommitter); the enqueue-one workload's 10 segments give each two.
  */
-export const PG_REFERENCE_CONNECTIONS = 5;
+const PG_REFERENCE_CONNECTIONS = 5;
 
 /**
- * Opens a single-row autocommit writer for `kind`: `{ commit(i), next?(), close() }`.
- * Its table (or file, or keys) is private to this process and removed by close().
- * `next()`, where present, moves the following commits to the writer's next connection;
- * commitFor() calls it before each segment.
+ * Opens a single-row autocommit writer for `kind`: `{ commit(i), connections?, next?(),
+ * close() }`. Its table (or file, or keys) is private to this process and removed by
+ * close(). A writer with several `connections` has `next()`, which moves the following
+ * commits to its next connection; commitFor() calls it before each segment.
  */
 export async function openCommitter(kind, dir) {
   const tag = `${process.pid}`;
@@ -68,6 +68,7 @@ export async function openCommitter(kind, dir) {
     }
     let current = 0;
     return {
+      connections: clients.length,
       commit: () => clients[current].query(query),
       next: () => {
         current = (current + 1) % clients.length;
@@ -116,8 +117,8 @@ export async function commitFor(committer, ms) {
 }
 
 /**
- * The commit rate of `kind` over `seconds`, on its own (commits/s): in segments, so a
- * committer with several connections uses each of them for an equal share.
+ * The commit rate of `kind` over `seconds`, on its own (commits/s): one segment per
+ * connection of the committer, so each gets an equal share of the time.
  */
 export async function commitRate(kind, dir, seconds) {
   const committer = await openCommitter(kind, dir);
@@ -125,8 +126,9 @@ export async function commitRate(kind, dir, seconds) {
     for (let i = 0; i < 20; i++) await committer.commit(-1); // warm up: connection, prepared statement
     let n = 0;
     let s = 0;
-    for (let k = 0; k < PG_REFERENCE_CONNECTIONS; k++) {
-      const r = await commitFor(committer, (seconds * 1000) / PG_REFERENCE_CONNECTIONS);
+    const segments = committer.connections ?? 1;
+    for (let k = 0; k < segments; k++) {
+      const r = await commitFor(committer, (seconds * 1000) / segments);
       n += r.n;
       s += r.seconds;
     }
