@@ -34,8 +34,8 @@ export async function enqueueOne(system, ctx, { n, capS = Infinity, reference = 
   const client = await system.open(ctx, {});
   const committer = reference ? await openCommitter(reference, ctx.dir) : null;
   try {
-    await warmUp(() => client.enqueueOne({ i: -1 }), warmUpS);
-    if (committer) await warmUp(() => committer.commit(-1), warmUpS);
+    await callUnmeasured(() => client.enqueueOne({ i: -1 }), warmUpS);
+    if (committer) await callUnmeasured(() => committer.commit(-1), warmUpS);
     const perSegment = committer ? Math.ceil(n / segments) : n;
     let i = 0;
     let seconds = 0;
@@ -67,7 +67,7 @@ export async function enqueueOne(system, ctx, { n, capS = Infinity, reference = 
 }
 
 /** Calls `op` one call at a time for `seconds` (at least 10 calls), unmeasured. */
-async function warmUp(op, seconds) {
+async function callUnmeasured(op, seconds) {
   const until = performance.now() + seconds * 1000;
   for (let w = 0; w < 10 || performance.now() < until; w++) await op();
 }
