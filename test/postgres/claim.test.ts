@@ -1,14 +1,18 @@
 /**
- * The PostgreSQL claim() against writers of pending rows in other transactions: a
- * pending row that another transaction is writing right now (a cancel, say) is skipped
- * (FOR UPDATE SKIP LOCKED), never waited for, and never turned into running work.
+ * The PostgreSQL claim():
+ * - against writers of pending rows in other transactions: a pending row that another
+ *   transaction is writing right now (a cancel, say) is skipped (FOR UPDATE SKIP
+ *   LOCKED), never waited for, and never turned into running work;
+ * - with the key of the last work this process claimed (migration 008);
+ * - and the previous versions of the functions, kept for processes not yet upgraded.
  */
 import { expect, test } from "vitest";
 import pg from "pg";
 import { DRIVER } from "../../src/driver/driver.js";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { T0, quietLogger } from "../helpers/common.js";
-import { DATABASE_URL, freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { FULL_SCAN_INTERVAL_MS } from "../../src/drivers/postgres/claim.js";
+import { DATABASE_URL, adminQuery, freshStore, useCleanups, useSharedServer } from "./helpers.js";
 
 useSharedServer();
 const cleanups = useCleanups();
@@ -39,4 +43,52 @@ test("a claim skips a pending row another transaction is finishing, without wait
     { state: "finished", result: { kind: "canceled" } },
     { state: "running", previousAttempts: 0 },
   ]);
+});
+
+test("a claim takes due work after the last it claimed first; work due behind that waits for the rows after it to run short, or for the next walk from the head", async () => {
+  const { schema, store } = freshStore(cleanups);
+  const clock = new ManualClock(T0);
+  const pool = new Workpool(store, { name: "k", clock, logger: quietLogger, maxParallelism: 100 });
+  const job = pool.defineAction("job", (_c, n: number) => n);
+  await pool.configure({ maxParallelism: 100 });
+  const driver = store[DRIVER];
+  const claim = async (now: number, limit: number): Promise<string[]> =>
+    (await driver.claim("k", { workerId: "w", now, leaseUntil: now + 30_000, limit })).claimed.map((r) => r.id).sort();
+  // Due at the same time, so claimed in id order (ids are ASCII: JavaScript sorts them as
+  // the index does).
+  const ids = (await pool.enqueueActionBatch(job, [1, 2, 3, 4, 5])).sort();
+
+  expect(await claim(T0, 2)).toEqual(ids.slice(0, 2));
+  // Work enqueued due in the past sorts before the key (the last work claimed).
+  const behind = await pool.enqueueAction(job, 6, { runAt: T0 - 1000 });
+  expect(await claim(T0, 1)).toEqual([ids[2]]);
+  // Once FULL_SCAN_INTERVAL_MS has passed, a claim walks from the head again.
+  expect(await claim(T0 + FULL_SCAN_INTERVAL_MS, 1)).toEqual([behind]);
+  // Within the interval, when the rows after the key are fewer than the free slots, the
+  // claim takes the rest from the head.
+  const behind2 = await pool.enqueueAction(job, 7, { runAt: T0 - 1000 });
+  expect(await claim(T0 + FULL_SCAN_INTERVAL_MS + 1, 5)).toEqual([...ids.slice(3), behind2].sort());
+  expect(await claim(T0 + FULL_SCAN_INTERVAL_MS + 2, 5)).toEqual([]);
+  const running = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".work WHERE state = 'running'`);
+  expect(running[0]!.n).toBe(7);
+});
+
+test("the previous claim() and complete() stay in the schema for processes not yet upgraded", async () => {
+  const { schema, store } = freshStore(cleanups);
+  const pool = new Workpool(store, { name: "old", clock: new ManualClock(T0), logger: quietLogger, maxParallelism: 1 });
+  const job = pool.defineAction("job", (_c, n: number) => n);
+  await pool.configure({ maxParallelism: 1 });
+  const [first, second] = (await pool.enqueueActionBatch(job, [1, 2])).sort();
+  // Version 2's claim(): five arguments.
+  const claimed = await adminQuery<{ claimed: unknown[][] }>(`SELECT claimed FROM "${schema}".claim('old', 'w', $1, $2, 10)`, [T0, T0 + 30_000]);
+  expect(claimed[0]!.claimed.map((r) => r[0])).toEqual([first]);
+  // Version 7's complete(): eight arguments; it claims the freed slot.
+  const outcomes = JSON.stringify({ [first!]: [1, "success", JSON.stringify({ kind: "success", returnValue: 1 }), null] });
+  const done = await adminQuery<{ stale: string[]; claimed: unknown[][] }>(
+    `SELECT stale, claimed FROM "${schema}".complete('old', $1, '{"kind":"canceled"}', $2, 'ch', 'w', $3, 1)`,
+    [outcomes, T0, T0 + 30_000],
+  );
+  expect(done[0]!.stale).toEqual([]);
+  expect(done[0]!.claimed.map((r) => r[0])).toEqual([second]);
+  expect(await pool.status(first!)).toEqual({ state: "finished", result: { kind: "success", returnValue: 1 } });
 });

@@ -4,7 +4,7 @@
  * batch of action results and claims the freed slots. Enforcing the pool's
  * maxParallelism happens in those functions, under the pool row's lock.
  */
-import type { ClaimOptions, ClaimResult, CompleteResult, CompletionWrite } from "../../driver/driver.js";
+import type { ClaimOptions, ClaimResult, CompleteResult, CompletionWrite, WorkRow } from "../../driver/driver.js";
 import { run, type Queryable } from "./connection.js";
 import { toClaimResult, type PgClaimRow } from "./rows.js";
 import type { Statements } from "./statements.js";
@@ -12,11 +12,62 @@ import type { Statements } from "./statements.js";
 /** The result a canceled attempt finishes with (a requested cancel wins over any outcome). */
 const CANCELED_RESULT = JSON.stringify({ kind: "canceled" });
 
+/**
+ * How often a claim walks the pending index from its head whatever its key, ms: the
+ * longest that work which became due behind the key waits for its turn while the rows
+ * after the key keep the pool busy (see claim() in migration 008).
+ */
+export const FULL_SCAN_INTERVAL_MS = 100;
+
+/** A claim's key: the (run_at, id) to take due rows after first, or nulls to walk from the head. */
+type ClaimKey = [runAt: number | null, id: string | null];
+
+const FROM_HEAD: ClaimKey = [null, null];
+
+/**
+ * Per pool, the key of the last work this process claimed, passed to the next claim so it
+ * starts its walk of the pending index there instead of at the head, past the dead
+ * entries that earlier claims left (see migration 008). At least every
+ * {@link FULL_SCAN_INTERVAL_MS} a claim passes no key and walks from the head.
+ */
+export class ClaimKeys {
+  private readonly pools = new Map<string, { runAt: number; id: string; fromHeadAt: number }>();
+
+  /** The key for a claim of `pool` at `now` (the claim's clock time). */
+  next(pool: string, now: number): ClaimKey {
+    const key = this.pools.get(pool);
+    if (!key) return FROM_HEAD;
+    // A clock that went back counts as due too.
+    if (now - key.fromHeadAt >= FULL_SCAN_INTERVAL_MS || now < key.fromHeadAt) {
+      key.fromHeadAt = now;
+      return FROM_HEAD;
+    }
+    return [key.runAt, key.id];
+  }
+
+  /** Records what a claim of `pool` at `now` took: the key moves to the last of it. */
+  record(pool: string, claimed: readonly WorkRow[], now: number): void {
+    let key = this.pools.get(pool);
+    for (const row of claimed) {
+      if (!key) {
+        key = { runAt: row.runAt, id: row.id, fromHeadAt: now };
+        this.pools.set(pool, key);
+      } else if (row.runAt > key.runAt || (row.runAt === key.runAt && row.id > key.id)) {
+        // Ids are ASCII, so JavaScript's order is the index's ("C" collation).
+        key.runAt = row.runAt;
+        key.id = row.id;
+      }
+    }
+  }
+}
+
 /** Claims due work of `pool` on `db` (the pool, or a client inside BEGIN). */
-export async function claimOn(db: Queryable, stmts: Statements, pool: string, opts: ClaimOptions): Promise<ClaimResult> {
-  const { rows } = await run<PgClaimRow>(db, stmts.claim, [pool, opts.workerId, opts.now, opts.leaseUntil, opts.limit]);
+export async function claimOn(db: Queryable, stmts: Statements, keys: ClaimKeys, pool: string, opts: ClaimOptions): Promise<ClaimResult> {
+  const [afterRunAt, afterId] = keys.next(pool, opts.now);
+  const { rows } = await run<PgClaimRow>(db, stmts.claim, [pool, opts.workerId, opts.now, opts.leaseUntil, opts.limit, afterRunAt, afterId]);
   const result = rows[0] ? toClaimResult(rows[0], pool, opts) : null;
   if (!result) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
+  keys.record(pool, result.claimed, opts.now);
   return result;
 }
 
@@ -27,12 +78,14 @@ type PgCompleteRow = PgClaimRow & { stale: string[]; canceled: string[] };
 export async function completeOn(
   db: Queryable,
   stmts: Statements,
+  keys: ClaimKeys,
   channel: string,
   pool: string,
   writes: readonly CompletionWrite[],
   now: number,
   claim: ClaimOptions | null,
 ): Promise<CompleteResult> {
+  const [afterRunAt, afterId] = claim ? keys.next(pool, claim.now) : FROM_HEAD;
   const { rows } = await run<PgCompleteRow>(db, stmts.complete, [
     pool,
     outcomesJson(writes),
@@ -42,9 +95,13 @@ export async function completeOn(
     claim?.workerId ?? "",
     claim?.leaseUntil ?? 0,
     claim?.limit ?? 0,
+    afterRunAt,
+    afterId,
   ]);
   const row = rows[0]!;
-  return { stale: row.stale, canceled: row.canceled, claim: claim ? toClaimResult(row, pool, claim) : null };
+  const claimed = claim ? toClaimResult(row, pool, claim) : null;
+  if (claimed) keys.record(pool, claimed.claimed, claim!.now);
+  return { stale: row.stale, canceled: row.canceled, claim: claimed };
 }
 
 /**

@@ -46,7 +46,7 @@ import { Notifier } from "./notifier.js";
 import { PinnedConnection } from "./pinned.js";
 import { migratePostgres } from "./migrate.js";
 import { channelName, quoteIdent } from "./names.js";
-import { claimOn, completeOn } from "./claim.js";
+import { ClaimKeys, claimOn, completeOn } from "./claim.js";
 import { claimedRow, insertParams, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
 import { insertStatements, statementsFor, type Statements } from "./statements.js";
 import { PgTxOps } from "./tx-ops.js";
@@ -102,6 +102,8 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   private readonly pinned: PinnedConnection;
   private readonly stmts: Statements;
   private readonly channel: string;
+  /** Where this process's next claim of each pool starts its walk of the pending index. */
+  private readonly claimKeys = new ClaimKeys();
   private migrated: Promise<void> | null = null;
   private readonly vacuumer: Vacuumer | null;
   /** The transaction the current async context runs in, if any. */
@@ -248,12 +250,12 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
 
   /** One statement in autocommit: see claim() in the migration. */
   async claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
-    return claimOn(this.db, this.stmts, pool, opts);
+    return claimOn(this.db, this.stmts, this.claimKeys, pool, opts);
   }
 
   /** One statement in autocommit: see complete() in the migrations. */
   async complete(pool: string, writes: readonly CompletionWrite[], now: number, claim: ClaimOptions | null): Promise<CompleteResult> {
-    return completeOn(this.db, this.stmts, this.channel, pool, writes, now, claim);
+    return completeOn(this.db, this.stmts, this.claimKeys, this.channel, pool, writes, now, claim);
   }
 
   async heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult> {
@@ -289,7 +291,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     const outer = this.joined();
     if (outer) return outer.nested.run(() => outer.ops.savepoint(() => fn(outer.ops)));
     return inTransaction(this.openPool, async (client) => {
-      const tx: OpenTx = { ops: new PgTxOps(client, this.stmts, this.channel), open: true, nested: new Mutex() };
+      const tx: OpenTx = { ops: new PgTxOps(client, this.stmts, this.channel, this.claimKeys), open: true, nested: new Mutex() };
       return this.inside.run(tx, () => fn(tx.ops));
     });
   }

@@ -4,7 +4,7 @@
  */
 import type { PoolClient } from "pg";
 import type { AttemptRef, ClaimOptions, ClaimResult, FinishWrite, OnCompleteWrite, PoolStats, RescheduleWrite, TxOps, WorkRow } from "../../driver/driver.js";
-import { claimOn } from "./claim.js";
+import { claimOn, type ClaimKeys } from "./claim.js";
 import { run } from "./connection.js";
 import { toWorkRow, type PgWorkRow } from "./rows.js";
 import type { Statements } from "./statements.js";
@@ -17,6 +17,7 @@ export class PgTxOps implements TxOps<PoolClient> {
     readonly tx: PoolClient,
     private readonly stmts: Statements,
     private readonly channel: string,
+    private readonly claimKeys: ClaimKeys,
   ) {}
 
   /**
@@ -24,7 +25,7 @@ export class PgTxOps implements TxOps<PoolClient> {
    * pool row stays locked until this transaction commits, which follows at once.
    */
   claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
-    return claimOn(this.tx, this.stmts, pool, opts);
+    return claimOn(this.tx, this.stmts, this.claimKeys, pool, opts);
   }
 
   async lockWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {

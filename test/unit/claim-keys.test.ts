@@ -1,0 +1,43 @@
+/**
+ * ClaimKeys: where the PostgreSQL driver's next claim of a pool starts its walk of the
+ * pending index. After a claim it is the last work claimed; at least every
+ * FULL_SCAN_INTERVAL_MS (and whenever the clock went back) a claim walks from the head.
+ */
+import { expect, test } from "vitest";
+import { ClaimKeys, FULL_SCAN_INTERVAL_MS } from "../../src/drivers/postgres/claim.js";
+import type { WorkRow } from "../../src/driver/driver.js";
+
+const T0 = 1_000_000;
+
+function row(runAt: number, id: string): WorkRow {
+  return { runAt, id } as WorkRow;
+}
+
+test("a pool starts from the head, then after the largest (run_at, id) it claimed", () => {
+  const keys = new ClaimKeys();
+  expect(keys.next("p", T0)).toEqual([null, null]);
+  keys.record("p", [row(T0, "0B"), row(T0 + 1, "0A"), row(T0, "0C")], T0);
+  expect(keys.next("p", T0 + 1)).toEqual([T0 + 1, "0A"]);
+  // A later claim that took only older work does not move the key back.
+  keys.record("p", [row(T0 - 5, "0Z")], T0 + 1);
+  expect(keys.next("p", T0 + 2)).toEqual([T0 + 1, "0A"]);
+  // Same run_at: the larger id wins.
+  keys.record("p", [row(T0 + 1, "0B")], T0 + 2);
+  expect(keys.next("p", T0 + 3)).toEqual([T0 + 1, "0B"]);
+  // An empty claim changes nothing; other pools have their own key.
+  keys.record("p", [], T0 + 3);
+  expect(keys.next("p", T0 + 3)).toEqual([T0 + 1, "0B"]);
+  expect(keys.next("q", T0 + 3)).toEqual([null, null]);
+});
+
+test("at least every FULL_SCAN_INTERVAL_MS, and after the clock went back, a claim walks from the head", () => {
+  const keys = new ClaimKeys();
+  keys.record("p", [row(T0, "0A")], T0);
+  expect(keys.next("p", T0 + FULL_SCAN_INTERVAL_MS - 1)).toEqual([T0, "0A"]);
+  expect(keys.next("p", T0 + FULL_SCAN_INTERVAL_MS)).toEqual([null, null]);
+  // The interval restarts at that walk.
+  expect(keys.next("p", T0 + FULL_SCAN_INTERVAL_MS + 1)).toEqual([T0, "0A"]);
+  expect(keys.next("p", T0 + 2 * FULL_SCAN_INTERVAL_MS)).toEqual([null, null]);
+  expect(keys.next("p", T0 - 1)).toEqual([null, null]);
+  expect(keys.next("p", T0)).toEqual([T0, "0A"]);
+});
