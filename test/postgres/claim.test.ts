@@ -11,7 +11,7 @@ import pg from "pg";
 import { DRIVER } from "../../src/driver/driver.js";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { T0, quietLogger } from "../helpers/common.js";
-import { FULL_SCAN_INTERVAL_MS } from "../../src/drivers/postgres/claim.js";
+import { WALK_FROM_HEAD_EVERY_MS } from "../../src/drivers/postgres/claim.js";
 import { DATABASE_URL, adminQuery, freshStore, useCleanups, useSharedServer } from "./helpers.js";
 
 useSharedServer();
@@ -62,13 +62,13 @@ test("a claim takes due work after the last it claimed first; work due behind th
   // Work enqueued due in the past sorts before the key (the last work claimed).
   const behind = await pool.enqueueAction(job, 6, { runAt: T0 - 1000 });
   expect(await claim(T0, 1)).toEqual([ids[2]]);
-  // Once FULL_SCAN_INTERVAL_MS has passed, a claim walks from the head again.
-  expect(await claim(T0 + FULL_SCAN_INTERVAL_MS, 1)).toEqual([behind]);
+  // Once WALK_FROM_HEAD_EVERY_MS has passed, a claim walks from the head again.
+  expect(await claim(T0 + WALK_FROM_HEAD_EVERY_MS, 1)).toEqual([behind]);
   // Within the interval, when the rows after the key are fewer than the free slots, the
   // claim takes the rest from the head.
   const behind2 = await pool.enqueueAction(job, 7, { runAt: T0 - 1000 });
-  expect(await claim(T0 + FULL_SCAN_INTERVAL_MS + 1, 5)).toEqual([...ids.slice(3), behind2].sort());
-  expect(await claim(T0 + FULL_SCAN_INTERVAL_MS + 2, 5)).toEqual([]);
+  expect(await claim(T0 + WALK_FROM_HEAD_EVERY_MS + 1, 5)).toEqual([...ids.slice(3), behind2].sort());
+  expect(await claim(T0 + WALK_FROM_HEAD_EVERY_MS + 2, 5)).toEqual([]);
   const running = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".work WHERE state = 'running'`);
   expect(running[0]!.n).toBe(7);
 });

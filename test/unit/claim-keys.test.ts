@@ -1,10 +1,10 @@
 /**
  * ClaimKeys: where the PostgreSQL driver's next claim of a pool starts its walk of the
  * pending index. After a claim it is the last work claimed; at least every
- * FULL_SCAN_INTERVAL_MS (and whenever the clock went back) a claim walks from the head.
+ * WALK_FROM_HEAD_EVERY_MS (and whenever the clock went back) a claim walks from the head.
  */
 import { expect, test } from "vitest";
-import { ClaimKeys, FULL_SCAN_INTERVAL_MS } from "../../src/drivers/postgres/claim.js";
+import { ClaimKeys, WALK_FROM_HEAD_EVERY_MS } from "../../src/drivers/postgres/claim.js";
 import type { WorkRow } from "../../src/driver/driver.js";
 
 const T0 = 1_000_000;
@@ -30,14 +30,14 @@ test("a pool starts from the head, then after the largest (run_at, id) it claime
   expect(keys.next("q", T0 + 3)).toEqual([null, null]);
 });
 
-test("at least every FULL_SCAN_INTERVAL_MS, and after the clock went back, a claim walks from the head", () => {
+test("at least every WALK_FROM_HEAD_EVERY_MS, and after the clock went back, a claim walks from the head", () => {
   const keys = new ClaimKeys();
   keys.record("p", [row(T0, "0A")], T0);
-  expect(keys.next("p", T0 + FULL_SCAN_INTERVAL_MS - 1)).toEqual([T0, "0A"]);
-  expect(keys.next("p", T0 + FULL_SCAN_INTERVAL_MS)).toEqual([null, null]);
+  expect(keys.next("p", T0 + WALK_FROM_HEAD_EVERY_MS - 1)).toEqual([T0, "0A"]);
+  expect(keys.next("p", T0 + WALK_FROM_HEAD_EVERY_MS)).toEqual([null, null]);
   // The interval restarts at that walk.
-  expect(keys.next("p", T0 + FULL_SCAN_INTERVAL_MS + 1)).toEqual([T0, "0A"]);
-  expect(keys.next("p", T0 + 2 * FULL_SCAN_INTERVAL_MS)).toEqual([null, null]);
+  expect(keys.next("p", T0 + WALK_FROM_HEAD_EVERY_MS + 1)).toEqual([T0, "0A"]);
+  expect(keys.next("p", T0 + 2 * WALK_FROM_HEAD_EVERY_MS)).toEqual([null, null]);
   expect(keys.next("p", T0 - 1)).toEqual([null, null]);
   expect(keys.next("p", T0)).toEqual([T0, "0A"]);
 });

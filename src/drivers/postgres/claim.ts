@@ -17,7 +17,7 @@ const CANCELED_RESULT = JSON.stringify({ kind: "canceled" });
  * longest that work which became due behind the key waits for its turn while the rows
  * after the key keep the pool busy (see claim() in migration 008).
  */
-export const FULL_SCAN_INTERVAL_MS = 100;
+export const WALK_FROM_HEAD_EVERY_MS = 100;
 
 /** A claim's key: the (run_at, id) to take due rows after first, or nulls to walk from the head. */
 type ClaimKey = [runAt: number | null, id: string | null];
@@ -28,7 +28,10 @@ const FROM_HEAD: ClaimKey = [null, null];
  * Per pool, the key of the last work this process claimed, passed to the next claim so it
  * starts its walk of the pending index there instead of at the head, past the dead
  * entries that earlier claims left (see migration 008). At least every
- * {@link FULL_SCAN_INTERVAL_MS} a claim passes no key and walks from the head.
+ * {@link WALK_FROM_HEAD_EVERY_MS} a claim passes no key and walks from the head.
+ *
+ * A key only chooses which due rows fill a claim's free slots, never how many: a stale
+ * one (its claim rolled back, another process claimed past it) costs at most a walk.
  */
 export class ClaimKeys {
   private readonly pools = new Map<string, { runAt: number; id: string; fromHeadAt: number }>();
@@ -38,7 +41,7 @@ export class ClaimKeys {
     const key = this.pools.get(pool);
     if (!key) return FROM_HEAD;
     // A clock that went back counts as due too.
-    if (now - key.fromHeadAt >= FULL_SCAN_INTERVAL_MS || now < key.fromHeadAt) {
+    if (now - key.fromHeadAt >= WALK_FROM_HEAD_EVERY_MS || now < key.fromHeadAt) {
       key.fromHeadAt = now;
       return FROM_HEAD;
     }
@@ -100,7 +103,7 @@ export async function completeOn(
   ]);
   const row = rows[0]!;
   const claimed = claim ? toClaimResult(row, pool, claim) : null;
-  if (claimed) keys.record(pool, claimed.claimed, claim!.now);
+  if (claim && claimed) keys.record(pool, claimed.claimed, claim.now);
   return { stale: row.stale, canceled: row.canceled, claim: claimed };
 }
 

@@ -105,14 +105,14 @@ function sql(schema: string) {
     readPool: `SELECT max_parallelism, log_level FROM ${s}.pools WHERE name = $1::text`,
     notify: `SELECT pg_notify($1::text, $2::text)`,
 
-    // See the claim() function in the migration: lock, count, claim, in one round trip.
-    // $1 pool, $2 worker, $3 now, $4 lease_until, $5 limit.
-    // $6/$7 the key to take due rows after first (NULL: from the head; see migration 008).
+    // See the claim() function in the migrations (version 8): lock, count, claim, in one
+    // round trip. $1 pool, $2 worker, $3 now, $4 lease_until, $5 limit, $6/$7 the key to
+    // take due rows after first (NULL: from the head).
     claim: `SELECT * FROM ${s}.claim($1::text, $2::text, $3::bigint, $4::bigint, $5::int, $6::bigint, $7::text)`,
-    // See complete() in the migrations (version 7): a batch of action results plus the
-    // claim of the freed slots, in one round trip. $1 pool, $2 outcomes by id, $3 the
-    // canceled result, $4 now, $5 channel, $6 worker, $7 lease_until, $8 claim limit (0: no claim),
-    // $9/$10 the claim's key (as claim's $6/$7).
+    // See complete() in the migrations (version 8: version 7's with the claim's key): a
+    // batch of action results plus the claim of the freed slots, in one round trip. $1
+    // pool, $2 outcomes by id, $3 the canceled result, $4 now, $5 channel, $6 worker, $7
+    // lease_until, $8 claim limit (0: no claim), $9/$10 the claim's key (as claim's $6/$7).
     complete: `SELECT * FROM ${s}.complete($1::text, $2::jsonb, $3::text, $4::bigint, $5::text, $6::text, $7::bigint, $8::int,
       $9::bigint, $10::text)`,
 
