@@ -17,12 +17,17 @@ import { DATABASE_URL, adminQuery, freshStore, useCleanups, useSharedServer } fr
 useSharedServer();
 const cleanups = useCleanups();
 
-test("a claim skips a pending row another transaction is finishing, without waiting for it", async () => {
+/** A pool of `maxParallelism` on a fresh schema, its stored config written, with one action. */
+async function poolOnFreshSchema(name: string, maxParallelism: number) {
   const { schema, store } = freshStore(cleanups);
-  const clock = new ManualClock(T0);
-  const pool = new Workpool(store, { name: "c", clock, logger: quietLogger, maxParallelism: 5 });
+  const pool = new Workpool(store, { name, clock: new ManualClock(T0), logger: quietLogger, maxParallelism });
   const job = pool.defineAction("job", (_c, n: number) => n);
-  await pool.configure({ maxParallelism: 5 });
+  await pool.configure({ maxParallelism });
+  return { schema, store, pool, job };
+}
+
+test("a claim skips a pending row another transaction is finishing, without waiting for it", async () => {
+  const { schema, store, pool, job } = await poolOnFreshSchema("c", 5);
   const [first, second] = await pool.enqueueActionBatch(job, [1, 2]);
 
   // Another transaction finishes the older row and holds it, uncommitted.
@@ -46,11 +51,7 @@ test("a claim skips a pending row another transaction is finishing, without wait
 });
 
 test("a claim takes due work after the last it claimed first; work due behind that waits for the rows after it to run short, or for the next walk from the head", async () => {
-  const { schema, store } = freshStore(cleanups);
-  const clock = new ManualClock(T0);
-  const pool = new Workpool(store, { name: "k", clock, logger: quietLogger, maxParallelism: 100 });
-  const job = pool.defineAction("job", (_c, n: number) => n);
-  await pool.configure({ maxParallelism: 100 });
+  const { schema, store, pool, job } = await poolOnFreshSchema("k", 100);
   const driver = store[DRIVER];
   const claim = async (now: number, limit: number): Promise<string[]> =>
     (await driver.claim("k", { workerId: "w", now, leaseUntil: now + 30_000, limit })).claimed.map((r) => r.id).sort();
@@ -74,10 +75,7 @@ test("a claim takes due work after the last it claimed first; work due behind th
 });
 
 test("the previous claim() and complete() stay in the schema for processes not yet upgraded", async () => {
-  const { schema, store } = freshStore(cleanups);
-  const pool = new Workpool(store, { name: "old", clock: new ManualClock(T0), logger: quietLogger, maxParallelism: 1 });
-  const job = pool.defineAction("job", (_c, n: number) => n);
-  await pool.configure({ maxParallelism: 1 });
+  const { schema, pool, job } = await poolOnFreshSchema("old", 1);
   const [first, second] = (await pool.enqueueActionBatch(job, [1, 2])).sort();
   // Version 2's claim(): five arguments.
   const claimed = await adminQuery<{ claimed: unknown[][] }>(`SELECT claimed FROM "${schema}".claim('old', 'w', $1, $2, 10)`, [T0, T0 + 30_000]);
