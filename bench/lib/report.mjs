@@ -1,6 +1,4 @@
 // Aggregation (median, min–max), the printed table, and RESULTS.md.
-import { existsSync, readFileSync } from "node:fs";
-import { BATCH_SIZE, BACKLOG_CONCURRENCY, DRAIN_CONCURRENCIES, FILL_BATCH_SIZE, LATENCY_CONCURRENCY } from "./env.mjs";
 
 export function median(values) {
   const s = [...values].sort((a, b) => a - b);
@@ -125,19 +123,149 @@ export function cappedLines(run) {
   return [...seen.values()];
 }
 
-const NOTES_START = "<!-- notes:start -->";
-const NOTES_END = "<!-- notes:end -->";
+/**
+ * Why workpool loses where it does: one fixed explanation per metric (or group of
+ * metrics), printed under the losses each run finds. Figures belong to the tables and to
+ * notes/, not here, so the text stays true from run to run.
+ */
+const WHY_LOSSES = [
+  {
+    title: "Enqueue one at a time",
+    keys: ["enqueueOne"],
+    why: [
+      `One durable commit per job. With the flush out of the way (the NORMAL column), workpool`,
+      `still does more per job than plainjob: it validates and encodes the JSON args and writes a`,
+      `13-column row with a 26-character text key and partial indexes, where plainjob writes 4`,
+      `columns with an integer key. The share row compares each system with single-row commits to`,
+      `its own store. Where the time of one enqueue goes:`,
+      `[notes/postgres-enqueue.md](notes/postgres-enqueue.md).`,
+    ],
+  },
+  {
+    title: "Enqueue one at a time, share of raw commits",
+    keys: ["enqueueOneOfRaw"],
+    why: [
+      `workpool's extra cost per enqueue over a plain single-row insert is fixed CPU time`,
+      `(validation, encoding, the wider row and its index entries), which weighs more when the`,
+      `store commits fast.`,
+    ],
+  },
+  {
+    title: "Enqueue in batches, and filling the large backlog",
+    keys: ["enqueueBatch", "backlogFill"],
+    why: [
+      `plainjob inserts a narrow 4-column row without an fsync per commit; workpool validates the`,
+      `JSON of every job and writes its wider row, and on SQLite runs its prepared insert once per`,
+      `row.`,
+    ],
+  },
+  {
+    title: "Drain at concurrency 10",
+    keys: ["drain10"],
+    why: [
+      `workpool keeps \`maxParallelism\` as a *global* limit, counted in the database: at most 10`,
+      `attempts are running at any time, so every 10 jobs need a claim committed before they start`,
+      `and their results committed before their slots are free again. workpool does both in one`,
+      `statement and one commit, so it runs about 10 jobs per (round trip + server work + commit),`,
+      `and the claims of a pool queue on its row lock. graphile-worker's concurrency is per`,
+      `process, not global: it locks 500 jobs ahead into a local queue and completes them in`,
+      `separate batched statements, so its rate hardly depends on the setting. BullMQ does one`,
+      `in-memory Redis round trip per job, plainjob one SQLite transaction without fsync. Measured:`,
+      `[notes/postgres-drain.md](notes/postgres-drain.md#a-small-maxparallelism).`,
+    ],
+  },
+  {
+    title: "Drain at concurrency 100",
+    keys: ["drain100"],
+    why: [
+      `The global limit with 100 slots: results go out in calls of up to about 50, each claiming`,
+      `as many new jobs in the same commit, two calls in flight, and the server's CPU per job bounds`,
+      `the drain. Per job the server writes two row versions (claim, finish) with their index`,
+      `entries and WAL, and keeps the result; graphile-worker does one update and a delete and`,
+      `keeps no result. What was measured and tried:`,
+      `[notes/postgres-drain.md](notes/postgres-drain.md).`,
+    ],
+  },
+  {
+    title: "Longest event-loop stall",
+    keys: ["stallMs"],
+    why: [
+      `workpool SQLite's commits, with their fsync, run on the event loop (better-sqlite3 is`,
+      `synchronous), so a slow fsync stalls it. pg-boss fetches one batch per 0.5 s poll and does`,
+      `little else, so its event loop is mostly idle.`,
+    ],
+  },
+  {
+    title: "Peak RSS",
+    keys: ["rssMb"],
+    why: [
+      `workpool keeps a full row and a few promises per running attempt, and the buffers of its`,
+      `batched commits; pg-boss holds one batch at a time, plainjob one job per worker.`,
+    ],
+  },
+  {
+    title: "Idle latency",
+    keys: ["latP50", "latP95", "latP99"],
+    why: [
+      `BullMQ's enqueue is one in-memory Redis call that wakes a blocked worker. workpool SQLite's`,
+      `enqueue commits with an fsync and wakes the worker in-process, which claims in a second`,
+      `commit. workpool PostgreSQL, enqueued in the worker's own process as here, claims the new`,
+      `work in the enqueue's own commit.`,
+    ],
+  },
+  {
+    title: "Large backlog drain",
+    keys: ["backlogStart", "backlogEnd"],
+    why: [
+      `workpool PostgreSQL drains slower in the first seconds than at the end: the first touch of a`,
+      `freshly written table costs more WAL per job; after it, a drain of 600,000 showed no`,
+      `downward trend ([notes/postgres-drain.md](notes/postgres-drain.md#the-large-backlog)).`,
+      `BullMQ keeps the backlog in memory; plainjob commits without an fsync.`,
+    ],
+  },
+];
 
-/** Hand-written notes between the markers survive regeneration of RESULTS.md. */
-function keptNotes(path) {
-  if (!existsSync(path)) return null;
-  const text = readFileSync(path, "utf8");
-  const a = text.indexOf(NOTES_START);
-  const b = text.indexOf(NOTES_END);
-  return a >= 0 && b > a ? text.slice(a, b + NOTES_END.length) : null;
+/** One line per metric in `keys` and system of ours that lost to a peer in this run: "workpool SQLite: 0.14× plainjob, 0.72× BullMQ". */
+function lossLines(run, keys) {
+  const ours = run.systems.filter((s) => s.ours && !s.skipped);
+  const peers = run.systems.filter((s) => !s.ours && !s.skipped && !s.id.startsWith("workpool"));
+  const metrics = run.metrics.filter((m) => keys.includes(m.key));
+  const lines = [];
+  for (const m of metrics) {
+    for (const o of ours) {
+      const lost = peers
+        .map((p) => ({ p, x: ratio(run.results[m.key]?.[o.id], run.results[m.key]?.[p.id], m.better) }))
+        .filter(({ x }) => x && !x.win)
+        .map(({ p, x }) => `${fmtRatio(x).replace(/ [✓✗]$/, "")} ${p.label}`);
+      if (lost.length) lines.push(`- ${metrics.length > 1 ? `${m.short}, ` : ""}${o.label}: ${lost.join(", ")}`);
+    }
+  }
+  return lines;
 }
 
-export function resultsMd(run, path) {
+/** The "why the losses" section: each explained metric workpool lost in this run, then any loss without an explanation. */
+export function lossesMd(run) {
+  const sections = [];
+  for (const g of WHY_LOSSES) {
+    const lines = lossLines(run, g.keys);
+    if (lines.length) sections.push(`### ${g.title}\n\n${lines.join("\n")}\n\n${g.why.join("\n")}`);
+  }
+  const explained = new Set(WHY_LOSSES.flatMap((g) => g.keys));
+  const rest = lossLines(run, run.metrics.filter((m) => !explained.has(m.key)).map((m) => m.key));
+  if (rest.length) sections.push(`### Not explained yet\n\n${rest.join("\n")}\n\nAdd an explanation to \`WHY_LOSSES\` in lib/report.mjs.`);
+  return `## Why the losses
+
+Ratios are ours / peer, as in the tables above. Durability first: workpool SQLite defaults
+to \`synchronous=FULL\`, an fsync per commit (the physical reference above); plainjob runs
+\`synchronous=NORMAL\` and BullMQ acknowledges from Redis memory, so neither waits for a
+flush. The workpool SQLite NORMAL column shows workpool without it. Measurements behind
+these explanations: [notes/](notes/README.md).
+
+${sections.length ? sections.join("\n\n") : "workpool lost no comparison in this run."}
+`;
+}
+
+export function resultsMd(run) {
   const m = run.machine;
   const mode = run.modeConfig;
   const pg = m.postgres
@@ -155,13 +283,11 @@ export function resultsMd(run, path) {
     .filter((s) => !s.skipped)
     .map((s) => `- **${s.label}** (${s.packageName} ${s.version}), ${s.store}; durability: ${s.durability}.\n  ${s.config}`)
     .join("\n");
-  const notes =
-    keptNotes(path) ??
-    `${NOTES_START}\n## Why the losses\n\n_Not written yet: explain each metric where a peer wins._\n${NOTES_END}`;
   return `# Benchmark results
 
 Generated by \`npm run bench${run.mode === "quick" ? " -- --quick" : ""}\` (${run.mode} mode) on ${run.startedAt.slice(0, 10)}; the run took ${Math.round(run.durationS / 60)} min.
-Raw data: [results/full.json](results/full.json). Method and how to re-run: [README.md](README.md).
+Raw data: [results/full.json](results/full.json) (earlier runs: its history in git). Method and how to
+re-run: [README.md](README.md). Experiments and measurements beyond these tables: [notes/](notes/README.md).
 
 Each cell is the median of ${run.reps} interleaved repetition${run.reps > 1 ? "s" : ""} with the min–max in brackets
 (the large backlog runs once per system). ↑/“higher is better” marks throughputs, “lower is better” latencies and memory.
@@ -203,20 +329,11 @@ ${crRow("Redis, SET round trip", cr.redis, "acknowledged from memory: not a dura
 - Load average at start: ${m.loadAvgAtStart.join(", ")}. Caveat: other work was running on this machine during
   the run (${m.cores} cores shared), so absolute numbers are noisy; the interleaving spreads that noise over all systems.
 
-Workloads: enqueue one at a time (${mode.enqueueOne.toLocaleString("en-US")} jobs, each call awaited); enqueue in batches of ${BATCH_SIZE.toLocaleString("en-US")}
-(${mode.enqueueBatch.toLocaleString("en-US")} jobs); drain ${mode.drain.toLocaleString("en-US")} queued no-op jobs (written first by another process) at concurrency ${DRAIN_CONCURRENCIES.join(" and ")} (clock from worker start
-until every job is recorded completed); idle enqueue→start latency (${mode.latencyJobs} jobs ${mode.latencyIntervalMs} ms apart, concurrency ${LATENCY_CONCURRENCY},
-from just before the enqueue call to the handler's first line); large backlog (${mode.backlog.toLocaleString("en-US")} queued in batches of ${FILL_BATCH_SIZE.toLocaleString("en-US")}, then drained at
-concurrency ${BACKLOG_CONCURRENCY} for at most ${mode.backlogCapS} s: rate over the first and the last 20% of that drain, with the table
-holding the backlog throughout; compare with the ${mode.drain.toLocaleString("en-US")}-job drain at c=100 to see what the table size costs);
-peak RSS of the worker process (\`process.resourceUsage().maxRSS\` of the child process that ran only the c=100 drain; the
-backlog is written by another child first); longest event-loop stall of that process during the drain (the longest gap
-between ticks of a 10 ms timer: how long the application's own timers and I/O had to wait).
+How each workload is measured: [README.md](README.md#what-is-measured).
 
-### Systems and their configuration
+## Each system's configuration
 
 ${sys}
 ${skipped.length ? "\nSkipped on this run: " + skipped.map((s) => `${s.label} (${s.skipped})`).join("; ") + ".\n" : ""}
-${notes}
-`;
+${lossesMd(run)}`;
 }
