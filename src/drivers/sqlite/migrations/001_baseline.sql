@@ -1,4 +1,4 @@
--- workpool schema for SQLite, version 1. Times are epoch milliseconds.
+-- workpool schema for SQLite. Times are epoch milliseconds.
 
 -- One row per pool: its shared configuration.
 CREATE TABLE workpool_pools (
@@ -52,7 +52,8 @@ CREATE TABLE workpool_work (
   oc_error         TEXT
 ) WITHOUT ROWID;
 
--- Claim: due pending work of a pool in run_at order.
+-- Claim: due pending work of a pool in (run_at, id) order (an index of a WITHOUT ROWID table ends
+-- with the primary key); also the next run_at.
 CREATE INDEX workpool_work_pending ON workpool_work (pool, run_at) WHERE state = 'pending';
 -- Running count and lease rescue.
 CREATE INDEX workpool_work_running ON workpool_work (pool, lease_until) WHERE state = 'running';
