@@ -1,6 +1,7 @@
 /**
  * PostgreSQL migrations: many stores migrating one schema at once is safe (advisory
- * lock), a migrated schema is left alone, and a schema newer than the code is refused.
+ * lock), a migrated schema is left alone, and a schema newer than the code, or made by an
+ * unreleased development build, is refused.
  */
 import { expect, test } from "vitest";
 import { Workpool } from "../../src/index.js";
@@ -71,6 +72,43 @@ test("a database whose schema is newer than this code is refused with a clear er
     }
   } finally {
     await first.close();
+    await dropSchema(schema);
+  }
+});
+
+test("a schema made by an unreleased development build is refused with a clear error, and nothing in it changes", async () => {
+  const schema = randomSchema();
+  // As development builds left it: migrations 001_init..008_claim_after recorded, and
+  // their tables (here one, with one queued row).
+  const oldNames = ["001_init", "002_one_round_trip", "003_enqueue_claim", "004_c_collation", "005_stable_plans", "006_domain_checks", "007_complete_returns_stale", "008_claim_after"];
+  await adminQuery(`CREATE SCHEMA "${schema}"`);
+  await adminQuery(`CREATE TABLE "${schema}".migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+  await adminQuery(`INSERT INTO "${schema}".migrations (version, name) SELECT i, n FROM unnest($1::text[]) WITH ORDINALITY AS t(n, i)`, [oldNames]);
+  await adminQuery(`CREATE TABLE "${schema}".work (id TEXT PRIMARY KEY, pool TEXT NOT NULL, state TEXT NOT NULL)`);
+  await adminQuery(`INSERT INTO "${schema}".work VALUES ('w1', 'old', 'pending')`);
+  const contents = async () => ({
+    objects: await adminQuery(
+      `SELECT c.relname, c.relkind FROM pg_class c WHERE c.relnamespace = $1::regnamespace
+       UNION ALL SELECT p.proname, 'f' FROM pg_proc p WHERE p.pronamespace = $1::regnamespace
+       UNION ALL SELECT t.typname, 'd' FROM pg_type t WHERE t.typnamespace = $1::regnamespace AND t.typtype = 'd'
+       ORDER BY 1, 2`,
+      [schema],
+    ),
+    migrations: await adminQuery(`SELECT version, name, applied_at FROM "${schema}".migrations ORDER BY version`),
+    work: await adminQuery(`SELECT * FROM "${schema}".work`),
+  });
+  const before = await contents();
+  const store = postgresStore({ connectionString: DATABASE_URL, schema });
+  try {
+    const message = "the database schema was created by an unreleased development build of workpool (it records migration 1 as 001_init, where this version has 001_baseline)";
+    await expect(store.migrate()).rejects.toThrow(message);
+    await expect(store.migrate()).rejects.toThrow(/Recreate it: drop workpool's schema/);
+    const pool = new Workpool(store, { name: "old", logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const a = pool.defineAction("a", () => 1);
+    await expect(pool.enqueueAction(a, {})).rejects.toThrow(message);
+    expect(await contents()).toEqual(before);
+  } finally {
+    await store.close();
     await dropSchema(schema);
   }
 });
