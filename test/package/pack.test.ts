@@ -23,6 +23,8 @@ test("npm pack produces a package a fresh project can import", () => {
     expect(files, f).toContain(f);
   }
   expect(files.some((f) => f.startsWith("src/") || f.startsWith("test/") || f.includes("node_modules"))).toBe(false);
+  // The schema snapshots are for reading in the repository; only migrations ship.
+  expect(files.filter((f) => f.endsWith("schema.sql"))).toEqual([]);
 
   const app = join(work, "app");
   mkdirSync(join(app, "node_modules"), { recursive: true });
