@@ -19,10 +19,12 @@ test("npm pack produces a package a fresh project can import", () => {
   const out = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: root, encoding: "utf8" });
   const [info] = JSON.parse(out) as [{ filename: string; files: { path: string }[] }];
   const files = info.files.map((f) => f.path);
-  for (const f of ["dist/index.js", "dist/index.d.ts", "dist/drivers/sqlite/index.js", "dist/drivers/sqlite/migrations/001_init.sql", "dist/drivers/postgres/index.js", "dist/drivers/postgres/migrations/001_init.sql", "README.md", "LICENSE", "CHANGELOG.md"]) {
+  for (const f of ["dist/index.js", "dist/index.d.ts", "dist/drivers/sqlite/index.js", "dist/drivers/sqlite/migrations/001_baseline.sql", "dist/drivers/postgres/index.js", "dist/drivers/postgres/migrations/001_baseline.sql", "README.md", "LICENSE", "CHANGELOG.md"]) {
     expect(files, f).toContain(f);
   }
   expect(files.some((f) => f.startsWith("src/") || f.startsWith("test/") || f.includes("node_modules"))).toBe(false);
+  // The schema snapshots are for reading in the repository; only migrations ship.
+  expect(files.filter((f) => f.endsWith("schema.sql"))).toEqual([]);
 
   const app = join(work, "app");
   mkdirSync(join(app, "node_modules"), { recursive: true });

@@ -3,8 +3,7 @@
  * - against writers of pending rows in other transactions: a pending row that another
  *   transaction is writing right now (a cancel, say) is skipped (FOR UPDATE SKIP
  *   LOCKED), never waited for, and never turned into running work;
- * - with the key of the last work this process claimed (migration 008);
- * - and the previous versions of the functions, kept for processes not yet upgraded.
+ * - and with the key of the last work this process claimed (see claim() in schema.sql).
  */
 import { expect, test } from "vitest";
 import pg from "pg";
@@ -72,21 +71,4 @@ test("a claim takes due work after the last it claimed first; work due behind th
   expect(await claim(T0 + WALK_FROM_HEAD_EVERY_MS + 2, 5)).toEqual([]);
   const running = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".work WHERE state = 'running'`);
   expect(running[0]!.n).toBe(7);
-});
-
-test("the previous claim() and complete() stay in the schema for processes not yet upgraded", async () => {
-  const { schema, pool, job } = await poolOnFreshSchema("old", 1);
-  const [first, second] = (await pool.enqueueActionBatch(job, [1, 2])).sort();
-  // Version 2's claim(): five arguments.
-  const claimed = await adminQuery<{ claimed: unknown[][] }>(`SELECT claimed FROM "${schema}".claim('old', 'w', $1, $2, 10)`, [T0, T0 + 30_000]);
-  expect(claimed[0]!.claimed.map((r) => r[0])).toEqual([first]);
-  // Version 7's complete(): eight arguments; it claims the freed slot.
-  const outcomes = JSON.stringify({ [first!]: [1, "success", JSON.stringify({ kind: "success", returnValue: 1 }), null] });
-  const done = await adminQuery<{ stale: string[]; claimed: unknown[][] }>(
-    `SELECT stale, claimed FROM "${schema}".complete('old', $1, '{"kind":"canceled"}', $2, 'ch', 'w', $3, 1)`,
-    [outcomes, T0, T0 + 30_000],
-  );
-  expect(done[0]!.stale).toEqual([]);
-  expect(done[0]!.claimed.map((r) => r[0])).toEqual([second]);
-  expect(await pool.status(first!)).toEqual({ state: "finished", result: { kind: "success", returnValue: 1 } });
 });

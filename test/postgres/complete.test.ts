@@ -86,22 +86,3 @@ test("work with an onComplete handler is marked for delivery, and maintenance de
   expect(delivered).toEqual([{ kind: "success", returnValue: 7 }]);
   expect((await driver.readWork("c", [id]))[0]).toMatchObject({ ocState: "done" });
 });
-
-test("the previous complete() (ids as an array, written ids returned) still works for processes not yet upgraded", async () => {
-  const { schema, store, driver, pool, job, claim } = await setup();
-  const [a, b] = await pool.enqueueActionBatch(job, [1, 2]);
-  const claimed = (await driver.claim("c", claim(10))).claimed;
-  expect(claimed).toHaveLength(2);
-  // As version 6 of the schema's clients call it: $2 the ids, $3 the outcomes by id.
-  const outcomes = Object.fromEntries(claimed.map((r) => [r.id, [r.attempt, "success", success(r.id === a ? 1 : 2), null]]));
-  const res = await store.pool.query<{ applied: string[]; canceled: string[] }>(
-    `SELECT applied, canceled FROM "${schema}".complete($1::text, $2::text[], $3::jsonb, $4::text, $5::bigint, $6::text, $7::text, $8::bigint, $9::int)`,
-    ["c", [a, b], JSON.stringify(outcomes), JSON.stringify({ kind: "canceled" }), T0, "ch", "", 0, 0],
-  );
-  expect([...res.rows[0]!.applied].sort()).toEqual([a, b].sort());
-  expect(res.rows[0]!.canceled).toEqual([]);
-  expect(await pool.statusBatch([a!, b!])).toEqual([
-    { state: "finished", result: { kind: "success", returnValue: 1 } },
-    { state: "finished", result: { kind: "success", returnValue: 2 } },
-  ]);
-});

@@ -1,12 +1,13 @@
 /**
  * PostgreSQL migrations: many stores migrating one schema at once is safe (advisory
- * lock), a migrated schema is left alone, and a schema newer than the code is refused.
+ * lock), a migrated schema is left alone, and a schema newer than the code, or made by an
+ * unreleased development build, is refused.
  */
 import { expect, test } from "vitest";
 import { Workpool } from "../../src/index.js";
 import { newWorkId } from "../../src/ids.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
-import { migrationSql, postgresMigrations } from "../../src/drivers/postgres/migrate.js";
+import { postgresMigrations } from "../../src/drivers/postgres/migrate.js";
 import { DATABASE_URL, adminQuery, dropSchema, randomSchema, useSharedServer } from "./helpers.js";
 
 useSharedServer();
@@ -21,7 +22,7 @@ test("eight stores migrating a new schema at the same moment create it once", as
     const tables = await adminQuery<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = $1 ORDER BY 1", [schema]);
     expect(tables.map((r) => r.t)).toEqual(["leaders", "migrations", "pools", "stats", "work"]);
     // claim() returns one row of the columns rows.ts reads; none for a pool without config.
-    const claim = await stores[0]!.pool.query(`SELECT * FROM "${schema}".claim('no-such-pool', 'w', 0, 0, 0)`);
+    const claim = await stores[0]!.pool.query(`SELECT * FROM "${schema}".claim('no-such-pool', 'w', 0, 0, 0, NULL, NULL)`);
     expect(claim.rows).toEqual([]);
     expect(claim.fields.map((f) => f.name)).toEqual(["max_parallelism", "log_level", "running_count", "next_run_at", "claimed"]);
     // Once more on a migrated schema: nothing changes.
@@ -29,34 +30,6 @@ test("eight stores migrating a new schema at the same moment create it once", as
     expect(await adminQuery(`SELECT version FROM "${schema}".migrations`)).toHaveLength(postgresMigrations().length);
   } finally {
     await Promise.all(stores.map((s) => s.close()));
-    await dropSchema(schema);
-  }
-});
-
-test("a version-1 schema is upgraded in place and the work queued under it runs", async () => {
-  const schema = randomSchema();
-  const [v1] = postgresMigrations();
-  // A database as version 1 of the code left it: its tables, one pool, one queued action.
-  await adminQuery(`CREATE SCHEMA "${schema}"`);
-  await adminQuery(`CREATE TABLE "${schema}".migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
-  await adminQuery(migrationSql(v1!, schema));
-  await adminQuery(`INSERT INTO "${schema}".migrations (version, name) VALUES (1, $1)`, [v1!.name]);
-  await adminQuery(`INSERT INTO "${schema}".pools (name, max_parallelism, log_level) VALUES ('old', 10, 'WARN')`);
-  const id = newWorkId(Date.now());
-  await adminQuery(
-    `INSERT INTO "${schema}".work (id, pool, kind, fn_name, args, state, run_at, enqueued_at) VALUES ($1, 'old', 'action', 'echo', '41', 'pending', 0, 0)`,
-    [id],
-  );
-  const store = postgresStore({ connectionString: DATABASE_URL, schema });
-  try {
-    const pool = new Workpool(store, { name: "old", logger: { debug() {}, info() {}, warn() {}, error() {} } });
-    pool.defineAction("echo", (_c, n: number) => n + 1);
-    expect((await pool.runOnce()).claimed).toBe(1);
-    expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "success", returnValue: 42 } });
-    const versions = await adminQuery<{ version: number }>(`SELECT version FROM "${schema}".migrations ORDER BY version`);
-    expect(versions.map((r) => r.version)).toEqual(postgresMigrations().map((m) => m.version));
-  } finally {
-    await store.close();
     await dropSchema(schema);
   }
 });
@@ -99,6 +72,43 @@ test("a database whose schema is newer than this code is refused with a clear er
     }
   } finally {
     await first.close();
+    await dropSchema(schema);
+  }
+});
+
+test("a schema made by an unreleased development build is refused with a clear error, and nothing in it changes", async () => {
+  const schema = randomSchema();
+  // As development builds left it: migrations 001_init..008_claim_after recorded, and
+  // their tables (here one, with one queued row).
+  const oldNames = ["001_init", "002_one_round_trip", "003_enqueue_claim", "004_c_collation", "005_stable_plans", "006_domain_checks", "007_complete_returns_stale", "008_claim_after"];
+  await adminQuery(`CREATE SCHEMA "${schema}"`);
+  await adminQuery(`CREATE TABLE "${schema}".migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+  await adminQuery(`INSERT INTO "${schema}".migrations (version, name) SELECT i, n FROM unnest($1::text[]) WITH ORDINALITY AS t(n, i)`, [oldNames]);
+  await adminQuery(`CREATE TABLE "${schema}".work (id TEXT PRIMARY KEY, pool TEXT NOT NULL, state TEXT NOT NULL)`);
+  await adminQuery(`INSERT INTO "${schema}".work VALUES ('w1', 'old', 'pending')`);
+  const contents = async () => ({
+    objects: await adminQuery(
+      `SELECT c.relname, c.relkind FROM pg_class c WHERE c.relnamespace = $1::regnamespace
+       UNION ALL SELECT p.proname, 'f' FROM pg_proc p WHERE p.pronamespace = $1::regnamespace
+       UNION ALL SELECT t.typname, 'd' FROM pg_type t WHERE t.typnamespace = $1::regnamespace AND t.typtype = 'd'
+       ORDER BY 1, 2`,
+      [schema],
+    ),
+    migrations: await adminQuery(`SELECT version, name, applied_at FROM "${schema}".migrations ORDER BY version`),
+    work: await adminQuery(`SELECT * FROM "${schema}".work`),
+  });
+  const before = await contents();
+  const store = postgresStore({ connectionString: DATABASE_URL, schema });
+  try {
+    const message = "the database schema was created by an unreleased development build of workpool (it records migration 1 as 001_init, where this version has 001_baseline)";
+    await expect(store.migrate()).rejects.toThrow(message);
+    await expect(store.migrate()).rejects.toThrow(/Recreate it: drop workpool's schema/);
+    const pool = new Workpool(store, { name: "old", logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const a = pool.defineAction("a", () => 1);
+    await expect(pool.enqueueAction(a, {})).rejects.toThrow(message);
+    expect(await contents()).toEqual(before);
+  } finally {
+    await store.close();
     await dropSchema(schema);
   }
 });

@@ -2,12 +2,14 @@
  * The functions on the hot path keep to the indexes whatever the table's statistics said
  * when a connection cached their plans. A plan cached while the statistics said "empty"
  * (a vacuumed, drained table) would otherwise be a sequential scan, still used once the
- * table holds a large backlog.
+ * table holds a large backlog. And the schema's stats_shard() costs nothing: the planner
+ * inlines it.
  */
 import { expect, test } from "vitest";
 import pg from "pg";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { newWorkId } from "../../src/ids.js";
+import { statementsFor } from "../../src/drivers/postgres/statements.js";
 import { T0, quietLogger } from "../helpers/common.js";
 import { DATABASE_URL, adminQuery, freshStore, useCleanups, useSharedServer } from "./helpers.js";
 
@@ -27,10 +29,10 @@ test("claim(), complete() and enqueue_claim() use no sequential scan after their
   cleanups.push(() => client.end());
   const s = `"${schema}"`;
   const claim = (limit: number) =>
-    client.query<{ claimed: unknown[] | null }>(`SELECT claimed FROM ${s}.claim('p', 'w', $1, $2, $3)`, [T0, T0 + 30_000, limit]);
+    client.query<{ claimed: unknown[] | null }>(`SELECT claimed FROM ${s}.claim('p', 'w', $1, $2, $3, NULL, NULL)`, [T0, T0 + 30_000, limit]);
   const complete = (ids: string[], limit: number) =>
     client.query<{ stale: string[]; claimed: unknown[] | null }>(
-      `SELECT stale, claimed FROM ${s}.complete('p', $1, '{}', $2, 'ch', 'w', $3, $4)`,
+      `SELECT stale, claimed FROM ${s}.complete('p', $1, '{}', $2, 'ch', 'w', $3, $4, NULL, NULL)`,
       [JSON.stringify(Object.fromEntries(ids.map((id) => [id, [1, "success", "{}", null]]))), T0, T0 + 30_000, limit],
     );
   const enqueueClaim = () =>
@@ -70,4 +72,14 @@ test("claim(), complete() and enqueue_claim() use no sequential scan after their
   await client.query("ROLLBACK");
   expect(Number(scans.rows[0]!.idx_scan)).toBeGreaterThan(0);
   expect(Number(scans.rows[0]!.seq_scan)).toBe(0);
+});
+
+test("stats_shard() is inlined: the plan of the counters' insert computes the shard itself", async () => {
+  const { schema, store } = freshStore(cleanups);
+  await store.migrate();
+  const { addStats } = statementsFor(schema);
+  const plan = await adminQuery<{ "QUERY PLAN": string }>(`EXPLAIN (VERBOSE, COSTS OFF) ${addStats.text}`, ["p", 1, 1, 0, 0, 0]);
+  const text = plan.map((r) => r["QUERY PLAN"]).join("\n");
+  expect(text).toMatch(/\(pg_backend_pid\(\) % \d+\)/);
+  expect(text).not.toContain("stats_shard");
 });

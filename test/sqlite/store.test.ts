@@ -1,6 +1,7 @@
 /**
  * SQLite-specific behaviour of the store: options, a shared connection, schema versions.
  */
+import { readFileSync } from "node:fs";
 import BetterSqlite3 from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
 import { quietLogger as quiet } from "../helpers/common.js";
@@ -51,6 +52,36 @@ test("a database with a newer schema than this code is refused with a clear erro
   store.db.prepare("INSERT INTO workpool_migrations (version, name, applied_at) VALUES (99, '099_future', 0)").run();
   void store.close();
   expect(() => sqliteStore({ filename: tmp.path })).toThrow(/schema is at version 99, but this version of workpool knows only up to 1/);
+});
+
+test("a file made by an unreleased development build is refused with a clear error, and nothing in it changes", () => {
+  const tmp = tempDbPath();
+  cleanups.push(() => tmp.remove());
+  // As development builds left it: migration 1 recorded as 001_init, its tables, one queued row.
+  const old = new BetterSqlite3(tmp.path);
+  old.exec("CREATE TABLE workpool_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+  old.exec(readFileSync(new URL("../../src/drivers/sqlite/migrations/001_baseline.sql", import.meta.url), "utf8"));
+  old.prepare("INSERT INTO workpool_migrations (version, name, applied_at) VALUES (1, '001_init', 0)").run();
+  old.prepare("INSERT INTO workpool_work (id, pool, kind, fn_name, args, state, run_at, enqueued_at) VALUES ('w1', 'old', 'action', 'a', '1', 'pending', 0, 0)").run();
+  old.close();
+  const contents = () => {
+    const db = new BetterSqlite3(tmp.path, { readonly: true });
+    try {
+      return {
+        schema: db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all(),
+        migrations: db.prepare("SELECT * FROM workpool_migrations").all(),
+        work: db.prepare("SELECT * FROM workpool_work").all(),
+      };
+    } finally {
+      db.close();
+    }
+  };
+  const before = contents();
+  expect(() => sqliteStore({ filename: tmp.path })).toThrow(
+    "the database schema was created by an unreleased development build of workpool (it records migration 1 as 001_init, where this version has 001_baseline)",
+  );
+  expect(() => sqliteStore({ filename: tmp.path })).toThrow(/Recreate it: drop workpool's schema \(PostgreSQL\) or its workpool_\* tables \(SQLite\)/);
+  expect(contents()).toEqual(before);
 });
 
 test("opening the same file twice migrates once", async () => {

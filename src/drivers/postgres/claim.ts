@@ -1,6 +1,6 @@
 /**
  * The two calls that move work in and out of `running` on a busy pool, each one call of
- * a function in the schema (see the migrations): claim(), and complete(), which writes a
+ * a function in the schema (see schema.sql): claim(), and complete(), which writes a
  * batch of action results and claims the freed slots. Enforcing the pool's
  * maxParallelism happens in those functions, under the pool row's lock.
  */
@@ -15,7 +15,7 @@ const CANCELED_RESULT = JSON.stringify({ kind: "canceled" });
 /**
  * How often a claim walks the pending index from its head whatever its key, ms: the
  * longest that work which became due behind the key waits for its turn while the rows
- * after the key keep the pool busy (see claim() in migration 008).
+ * after the key keep the pool busy (see claim() in schema.sql).
  */
 export const WALK_FROM_HEAD_EVERY_MS = 100;
 
@@ -27,7 +27,7 @@ const FROM_HEAD: ClaimKey = [null, null];
 /**
  * Per pool, the key of the last work this process claimed, passed to the next claim so it
  * starts its walk of the pending index there instead of at the head, past the dead
- * entries that earlier claims left (see migration 008). At least every
+ * entries that earlier claims left (see claim() in schema.sql). At least every
  * {@link WALK_FROM_HEAD_EVERY_MS} a claim passes no key and walks from the head.
  *
  * A key only chooses which due rows fill a claim's free slots, never how many: a stale

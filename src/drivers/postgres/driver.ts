@@ -237,7 +237,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     }
   }
 
-  /** One statement in autocommit: see enqueue_claim() in the migrations. */
+  /** One statement in autocommit: see enqueue_claim() in schema.sql. */
   async insertAndClaim(row: NewWork, claim: ClaimOptions): Promise<WorkRow | null> {
     if (this.joined()) {
       await this.insertWork([row]);
@@ -248,12 +248,12 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     return rows[0]?.claimed ? claimedRow(row, 1, false, claim) : null;
   }
 
-  /** One statement in autocommit: see claim() in the migration. */
+  /** One statement in autocommit: see claim() in schema.sql. */
   async claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
     return claimOn(this.db, this.stmts, this.claimKeys, pool, opts);
   }
 
-  /** One statement in autocommit: see complete() in the migrations. */
+  /** One statement in autocommit: see complete() in schema.sql. */
   async complete(pool: string, writes: readonly CompletionWrite[], now: number, claim: ClaimOptions | null): Promise<CompleteResult> {
     return completeOn(this.db, this.stmts, this.claimKeys, this.channel, pool, writes, now, claim);
   }

@@ -4,7 +4,7 @@
  * number of processes may start at once.
  */
 import type { Pool, PoolClient } from "pg";
-import { loadMigrations, schemaTooNewError, type Migration } from "../../driver/migrations.js";
+import { checkAppliedMigrations, loadMigrations, type AppliedMigration, type Migration } from "../../driver/migrations.js";
 import { inTransaction } from "./connection.js";
 import { quoteIdent } from "./names.js";
 
@@ -26,26 +26,23 @@ export function migrationSql(m: Migration, schema: string): string {
   return m.sql.split(SCHEMA_PLACEHOLDER).join(quoteIdent(schema));
 }
 
-/** Schema version recorded in the database, or 0 if the schema is not there yet. */
-async function currentVersion(db: Pool | PoolClient, schema: string): Promise<number> {
+/** The migrations recorded in the schema, none if the schema is not there yet. */
+async function appliedMigrations(db: Pool | PoolClient, schema: string): Promise<AppliedMigration[]> {
   const table = `${quoteIdent(schema)}.migrations`;
   const exists = await db.query<{ t: string | null }>("SELECT to_regclass($1) AS t", [table]);
-  if (exists.rows[0]?.t == null) return 0;
-  const res = await db.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${table}`);
-  return res.rows[0]?.v ?? 0;
+  if (exists.rows[0]?.t == null) return [];
+  return (await db.query<AppliedMigration>(`SELECT version, name FROM ${table} ORDER BY version`)).rows;
 }
 
 /**
  * Brings `schema` up to date. A schema already current is only read (no lock, no DDL),
  * so processes whose role may not create tables still start against a migrated database.
- * Throws if the database's schema is newer than this code.
+ * Throws, changing nothing, if the schema is newer than this code or was made by an
+ * unreleased development build (see checkAppliedMigrations).
  */
 export async function migratePostgres(pool: Pool, schema: string): Promise<void> {
   const migrations = postgresMigrations();
-  const known = migrations.length;
-  const seen = await currentVersion(pool, schema);
-  if (seen > known) throw schemaTooNewError(seen, known);
-  if (seen === known) return;
+  if (checkAppliedMigrations(await appliedMigrations(pool, schema), migrations) === migrations.length) return;
   await inTransaction(pool, async (client) => {
     // One migrator per schema at a time, across every process; the others wait here and
     // then find the work done. The lock is released at COMMIT or ROLLBACK.
@@ -55,8 +52,7 @@ export async function migratePostgres(pool: Pool, schema: string): Promise<void>
       version    INTEGER PRIMARY KEY,
       name       TEXT NOT NULL,
       applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
-    const current = await currentVersion(client, schema);
-    if (current > known) throw schemaTooNewError(current, known);
+    const current = checkAppliedMigrations(await appliedMigrations(client, schema), migrations);
     for (const m of migrations) {
       if (m.version <= current) continue;
       await client.query(migrationSql(m, schema));

@@ -49,9 +49,6 @@ export const WORK_COLUMNS = [
   "oc_error",
 ] as const;
 
-/** How many stats rows a pool's counters are spread over (see the migration). */
-export const STATS_SHARDS = 16;
-
 function sql(schema: string) {
   const s = quoteIdent(schema);
   const work = `${s}.work`;
@@ -90,8 +87,8 @@ function sql(schema: string) {
     insertRows: notifying(insertBatch),
     insertRowsQuiet: insertBatch,
 
-    // See enqueue_claim() in the migrations. $1..$12 the columns, $13 channel, $14 worker,
-    // $15 now, $16 lease_until.
+    // See enqueue_claim() in schema.sql. $1..$12 the columns, $13 channel, $14 worker, $15
+    // now, $16 lease_until.
     enqueueClaim: `SELECT ${s}.enqueue_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint,
       $9::text, $10::bigint, $11::text, $12::text, $13::text, $14::text, $15::bigint, $16::bigint) AS claimed`,
 
@@ -105,14 +102,14 @@ function sql(schema: string) {
     readPool: `SELECT max_parallelism, log_level FROM ${s}.pools WHERE name = $1::text`,
     notify: `SELECT pg_notify($1::text, $2::text)`,
 
-    // See the claim() function in the migrations (version 8): lock, count, claim, in one
-    // round trip. $1 pool, $2 worker, $3 now, $4 lease_until, $5 limit, $6/$7 the key to
-    // take due rows after first (NULL: from the head).
+    // See claim() in schema.sql: lock, count, claim, in one round trip. $1 pool, $2 worker,
+    // $3 now, $4 lease_until, $5 limit, $6/$7 the key to take due rows after first (NULL:
+    // from the head).
     claim: `SELECT * FROM ${s}.claim($1::text, $2::text, $3::bigint, $4::bigint, $5::int, $6::bigint, $7::text)`,
-    // See complete() in the migrations (version 8: version 7's with the claim's key): a
-    // batch of action results plus the claim of the freed slots, in one round trip. $1
-    // pool, $2 outcomes by id, $3 the canceled result, $4 now, $5 channel, $6 worker, $7
-    // lease_until, $8 claim limit (0: no claim), $9/$10 the claim's key (as claim's $6/$7).
+    // See complete() in schema.sql: a batch of action results plus the claim of the freed
+    // slots, in one round trip. $1 pool, $2 outcomes by id, $3 the canceled result, $4 now,
+    // $5 channel, $6 worker, $7 lease_until, $8 claim limit (0: no claim), $9/$10 the
+    // claim's key (as claim's $6/$7).
     complete: `SELECT * FROM ${s}.complete($1::text, $2::jsonb, $3::text, $4::bigint, $5::text, $6::text, $7::bigint, $8::int,
       $9::bigint, $10::text)`,
 
@@ -176,9 +173,10 @@ function sql(schema: string) {
       FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[], $5::text[]) AS u(id, oc_state, oc_attempts, oc_run_at, oc_error)
       WHERE w.id = u.id`,
 
-    // The shard is picked by connection: concurrent transactions use different rows.
+    // The shard is picked by connection (stats_shard(), inlined by the planner): concurrent
+    // transactions use different rows.
     addStats: `INSERT INTO ${s}.stats AS t (pool, shard, completed, succeeded, failed, retries, canceled)
-      VALUES ($1::text, pg_backend_pid() % ${STATS_SHARDS}, $2::bigint, $3::bigint, $4::bigint, $5::bigint, $6::bigint)
+      VALUES ($1::text, ${s}.stats_shard(), $2::bigint, $3::bigint, $4::bigint, $5::bigint, $6::bigint)
       ON CONFLICT (pool, shard) DO UPDATE SET
         completed = t.completed + excluded.completed, succeeded = t.succeeded + excluded.succeeded,
         failed = t.failed + excluded.failed, retries = t.retries + excluded.retries, canceled = t.canceled + excluded.canceled`,

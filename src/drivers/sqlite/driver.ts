@@ -16,7 +16,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { DRIVER, type AttemptRef, type ClaimOptions, type ClaimResult, type Driver, type FinishWrite, type HeartbeatResult, type NewWork, type OnCompleteWrite, type PoolConfig, type PoolCounts, type PoolStats, type RescheduleWrite, type Store, type TxOps, type WorkRow } from "../../driver/driver.js";
-import { loadMigrations, schemaTooNewError } from "../../driver/migrations.js";
+import { checkAppliedMigrations, loadMigrations, type AppliedMigration } from "../../driver/migrations.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { Mutex } from "../../internal/mutex.js";
 import { TransactionScope } from "../../internal/transaction-scope.js";
@@ -38,17 +38,19 @@ function mainFileOf(db: Database): string {
   return file;
 }
 
-/** Applies missing migrations synchronously, under SQLite's write lock (safe across processes). */
+/**
+ * Applies missing migrations synchronously, under SQLite's write lock (safe across
+ * processes). Throws, changing nothing, if the file's schema is newer than this code or
+ * was made by an unreleased development build (see checkAppliedMigrations).
+ */
 export function migrateSqlite(db: Database): void {
   const migrations = loadMigrations(MIGRATIONS_DIR);
-  const known = migrations.length;
   db.exec("BEGIN IMMEDIATE");
   try {
     db.exec(`CREATE TABLE IF NOT EXISTS workpool_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-    const row = db.prepare("SELECT max(version) AS v FROM workpool_migrations").get() as { v: number | null };
-    const current = row.v ?? 0;
-    if (current > known) throw schemaTooNewError(current, known);
+    const applied = db.prepare("SELECT version, name FROM workpool_migrations ORDER BY version").all() as AppliedMigration[];
+    const current = checkAppliedMigrations(applied, migrations);
     const record = db.prepare("INSERT INTO workpool_migrations (version, name, applied_at) VALUES (?, ?, ?)");
     for (const m of migrations) {
       if (m.version <= current) continue;
