@@ -3,6 +3,7 @@
  * Each event is logged as one JSON line (filtered by `logLevel`) and delivered to
  * listeners registered with `pool.on(...)` (never filtered).
  */
+import { errorText } from "./error-text.js";
 import type { WorkId, WorkKind } from "./types.js";
 
 /** Log levels, from most to least verbose. */
@@ -115,31 +116,31 @@ export function eventLevel(e: WorkpoolEvents[WorkpoolEventName]): LogLevel {
 /** The highest level {@link eventLevel} gives each kind of event. */
 const HIGHEST_EVENT_LEVEL: Record<WorkpoolEventName, LogLevel> = { enqueued: "INFO", started: "INFO", completed: "WARN", report: "REPORT" };
 
+/** The logger method each level is written with. */
+const SINK_METHOD: Record<LogLevel, keyof Logger> = { DEBUG: "debug", TRACE: "debug", INFO: "info", REPORT: "info", WARN: "warn", ERROR: "error" };
+
 /** Writes level-filtered log lines; the level can change at run time (configure). */
 export class PoolLogger {
+  /** Set once the sink has thrown: it is reported once only. */
+  private failed = false;
+
   constructor(
     private readonly sink: Logger,
     public level: LogLevel,
   ) {}
 
-  /** Writes `args` at `level` if enabled. */
+  /**
+   * Writes `args` at `level` if enabled. A logger that throws never fails the operation
+   * that logs: its error is reported once, as a process warning.
+   */
   write(level: LogLevel, ...args: unknown[]): void {
     if (!levelEnabled(level, this.level)) return;
-    switch (level) {
-      case "DEBUG":
-      case "TRACE":
-        this.sink.debug(...args);
-        return;
-      case "INFO":
-      case "REPORT":
-        this.sink.info(...args);
-        return;
-      case "WARN":
-        this.sink.warn(...args);
-        return;
-      case "ERROR":
-        this.sink.error(...args);
-        return;
+    try {
+      this.sink[SINK_METHOD[level]](...args);
+    } catch (e) {
+      if (this.failed) return;
+      this.failed = true;
+      process.emitWarning(`workpool: the logger's ${SINK_METHOD[level]}() threw (${errorText(e)}); later errors of this logger are ignored`, { code: "WORKPOOL_LOGGER_THREW" });
     }
   }
 

@@ -51,6 +51,7 @@ function check(path: JsonPath, value: unknown, seen: Set<object>, depth: number)
       if (!Number.isFinite(value)) {
         throw new InvalidArgumentError(String(path), `${value} is not JSON (only finite numbers are)`);
       }
+      if (value === 0 && 1 / value < 0) throw new InvalidArgumentError(String(path), "-0 is not JSON (it would come back as 0); pass 0");
       return;
     case "object":
       break;
@@ -69,6 +70,11 @@ function check(path: JsonPath, value: unknown, seen: Set<object>, depth: number)
       }
       check(path, value[i], seen, depth + 1);
       path.pop();
+    }
+    // Named properties of an array (and symbol keys) are silently dropped by JSON.
+    if (Reflect.ownKeys(value).length !== value.length + 1) {
+      const extra = Reflect.ownKeys(value).find((k) => k !== "length" && !(typeof k === "string" && /^(0|[1-9]\d*)$/.test(k)));
+      throw new InvalidArgumentError(String(path), `is an array with the property ${String(extra)}, which JSON drops; use an object`);
     }
   } else {
     const proto = Object.getPrototypeOf(value);

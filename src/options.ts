@@ -102,6 +102,28 @@ export function describeValue(value: unknown): string {
   return String(value);
 }
 
+/**
+ * Checks that `value` is an options object whose own keys are all in `allowed`, and
+ * returns it. Keys inherited through a prototype are refused as well: they would be read
+ * as options although the caller never wrote them. `prefix` goes before key names in
+ * errors (`retry.`); `what` names the call (`new Workpool()`); `unknown` replaces the
+ * message for a key that is not allowed.
+ */
+export function checkOptionKeys(field: string, value: unknown, allowed: readonly string[], what: string, prefix = "", unknown?: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidArgumentError(field, `must be an object of options for ${what}, got ${describeValue(value)}`);
+  }
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) {
+      throw new InvalidArgumentError(`${prefix}${key}`, "is inherited through the options object's prototype; pass options as the object's own properties");
+    }
+    if (!allowed.includes(key)) {
+      throw new InvalidArgumentError(`${prefix}${key}`, unknown ?? `is not an option of ${what}; allowed: ${allowed.join(", ")}`);
+    }
+  }
+  return value as Record<string, unknown>;
+}
+
 /** Validates a max parallelism value. */
 export function checkMaxParallelism(field: string, value: unknown): number {
   return checkInt(field, value, 0, MAX_PARALLELISM);
@@ -115,12 +137,14 @@ export function checkLogLevel(field: string, value: unknown): LogLevel {
   return value as LogLevel;
 }
 
+const RETRY_KEYS = ["maxAttempts", "initialBackoffMs", "base"] as const;
+
 /** Validates a retry behaviour: maxAttempts integer 1..1000, initialBackoffMs >= 0, base >= 1. */
 export function checkRetryBehavior(field: string, value: unknown): RetryBehavior {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new InvalidArgumentError(field, "must be an object { maxAttempts, initialBackoffMs, base }");
   }
-  const v = value as Record<string, unknown>;
+  const v = checkOptionKeys(field, value, RETRY_KEYS, `${field} (a retry behaviour)`, `${field}.`);
   return {
     maxAttempts: checkInt(`${field}.maxAttempts`, v.maxAttempts, 1, 1000),
     initialBackoffMs: checkNumber(`${field}.initialBackoffMs`, v.initialBackoffMs, 0),
@@ -149,15 +173,51 @@ function checkClock(value: unknown): Clock {
   if (typeof v !== "object" || v === null || !["now", "setTimeout", "clearTimeout"].every((m) => typeof v[m] === "function")) {
     throw new InvalidArgumentError("clock", "must have now, setTimeout and clearTimeout methods");
   }
-  return value as Clock;
+  return checkedClock(value as Clock);
 }
+
+/**
+ * An injected clock whose readings are checked: every time a pool writes comes from
+ * `now()` or from a scheduled time (see boundScheduledTime), and stores keep whole
+ * epoch milliseconds. A reading that is not a finite, non-negative number is an error
+ * naming the clock; a fractional one is rounded down.
+ */
+export function checkedClock(clock: Clock): Clock {
+  return {
+    now() {
+      const t = clock.now();
+      if (typeof t !== "number" || !Number.isFinite(t) || t < 0 || t > Number.MAX_SAFE_INTEGER) {
+        throw new InvalidArgumentError("clock", `now() returned ${describeValue(t)}; it must return epoch milliseconds (a finite number from 0 to 2^53 - 1)`);
+      }
+      return Math.floor(t);
+    },
+    setTimeout: (fn, ms) => clock.setTimeout(fn, ms),
+    clearTimeout: (handle) => clock.clearTimeout(handle),
+  };
+}
+
+
+const WORKPOOL_OPTION_KEYS = [
+  "name",
+  "maxParallelism",
+  "retryActionsByDefault",
+  "defaultRetryBehavior",
+  "logLevel",
+  "leaseMs",
+  "actionTimeoutMs",
+  "retentionMs",
+  "logger",
+  "clock",
+  "random",
+  "reportIntervalMs",
+  "maintenanceIntervalMs",
+  "pollIntervalMs",
+  "concurrency",
+] as const satisfies readonly (keyof WorkpoolOptions)[];
 
 /** Applies defaults to and validates the pool options. */
 export function resolveOptions(options: WorkpoolOptions | undefined): ResolvedOptions {
-  if (options !== undefined && (typeof options !== "object" || options === null)) {
-    throw new InvalidArgumentError("options", "must be an object");
-  }
-  const o = options ?? {};
+  const o = (options === undefined ? {} : checkOptionKeys("options", options, WORKPOOL_OPTION_KEYS, "new Workpool()")) as WorkpoolOptions;
   const explicit: ResolvedOptions["explicit"] = {};
   if (o.maxParallelism !== undefined) explicit.maxParallelism = checkMaxParallelism("maxParallelism", o.maxParallelism);
   if (o.logLevel !== undefined) explicit.logLevel = checkLogLevel("logLevel", o.logLevel);
@@ -199,13 +259,7 @@ export interface ConfigureOptions {
 
 /** Validates `configure()` input. */
 export function checkConfigure(options: unknown): ConfigureOptions {
-  if (typeof options !== "object" || options === null) throw new InvalidArgumentError("options", "must be an object { maxParallelism?, logLevel? }");
-  const o = options as Record<string, unknown>;
-  for (const key of Object.keys(o)) {
-    if (key !== "maxParallelism" && key !== "logLevel") {
-      throw new InvalidArgumentError(key, "is not a runtime option; configure() accepts maxParallelism and logLevel");
-    }
-  }
+  const o = checkOptionKeys("options", options, ["maxParallelism", "logLevel"], "configure()", "", "is not a runtime option; configure() accepts maxParallelism and logLevel");
   const out: ConfigureOptions = {};
   if (o.maxParallelism !== undefined) out.maxParallelism = checkMaxParallelism("maxParallelism", o.maxParallelism);
   if (o.logLevel !== undefined) out.logLevel = checkLogLevel("logLevel", o.logLevel);

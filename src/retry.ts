@@ -13,7 +13,12 @@ export class NonRetryableError extends Error {
 
 /** True for a {@link NonRetryableError}, also across module copies (checked by name). */
 export function isNonRetryable(e: unknown): boolean {
-  return e instanceof NonRetryableError || (e instanceof Error && e.name === "NonRetryableError");
+  try {
+    return e instanceof NonRetryableError || (e instanceof Error && e.name === "NonRetryableError");
+  } catch {
+    // A thrown value whose name cannot be read is an ordinary failure.
+    return false;
+  }
 }
 
 /** The retry behaviour used when `retry: true` and the pool sets none. */
@@ -26,11 +31,11 @@ export const DEFAULT_RETRY_BEHAVIOR: Readonly<RetryBehavior> = Object.freeze({
 /**
  * Delay before the attempt after `failedAttempt` (1-based):
  * `initialBackoffMs * base^(failedAttempt - 1)`, times a jitter factor in [0.5, 1.5).
- * `random` returns a number in [0, 1), like Math.random.
+ * `random` returns a number in [0, 1), like Math.random; `report` hears when it does not.
  */
-export function backoffMs(behavior: RetryBehavior, failedAttempt: number, random: () => number): number {
+export function backoffMs(behavior: RetryBehavior, failedAttempt: number, random: () => number, report: (message: string) => void = noReport): number {
   const raw = behavior.initialBackoffMs * Math.pow(behavior.base, Math.max(0, failedAttempt - 1));
-  const delay = raw * (0.5 + random());
+  const delay = raw * (0.5 + checkedJitter(random, report));
   // Huge exponents overflow to Infinity; the scheduler clamps far-future times anyway.
   return Number.isFinite(delay) ? delay : Number.MAX_SAFE_INTEGER;
 }
@@ -39,3 +44,22 @@ export function backoffMs(behavior: RetryBehavior, failedAttempt: number, random
 export function canRetry(behavior: RetryBehavior | null, attemptsSoFar: number): boolean {
   return behavior !== null && attemptsSoFar < behavior.maxAttempts;
 }
+
+/**
+ * Draws from an injected jitter source, which must return a number in [0, 1). Anything
+ * else (NaN, 1, a throw) would schedule a retry at a nonsensical time: it is passed to
+ * `report` and Math.random is used for that draw.
+ */
+function checkedJitter(random: () => number, report: (message: string) => void): number {
+  let r: unknown;
+  try {
+    r = random();
+  } catch (e) {
+    r = e;
+  }
+  if (typeof r === "number" && r >= 0 && r < 1) return r;
+  report(`workpool: random: returned ${typeof r === "number" ? String(r) : "something that is not a number"}; it must return a number in [0, 1), like Math.random. Using Math.random for this draw`);
+  return Math.random();
+}
+
+function noReport(): void {}

@@ -22,7 +22,7 @@ import { applyTransitions, cancelPending, type Transition } from "./internal/tra
 import type { PoolRuntime } from "./internal/runtime.js";
 import { resolveRunAt } from "./internal/schedule.js";
 import { Worker, type RunOnceResult } from "./internal/worker.js";
-import { checkConfigure, checkInt, checkName, checkRetryBehavior, describeValue, resolveOptions, type ConfigureOptions, type ResolvedOptions, type WorkpoolOptions } from "./options.js";
+import { checkConfigure, checkInt, checkName, checkOptionKeys, checkRetryBehavior, describeValue, resolveOptions, type ConfigureOptions, type ResolvedOptions, type WorkpoolOptions } from "./options.js";
 import type { RetryBehavior, RunResult, Status, WorkId } from "./types.js";
 
 /** Options shared by enqueueAction and enqueueMutation. */
@@ -157,15 +157,15 @@ export class Workpool<Tx = unknown> {
   /** Validates everything and builds the rows; throws before anything is written. */
   private prepare(kind: "action" | "mutation", handle: unknown, argsList: readonly unknown[], options: unknown, argsField: string): { rows: NewWork[]; tx: Tx | undefined } {
     const fnName = this.handlers.checkHandle("handle", handle, kind);
-    if (options !== undefined && (typeof options !== "object" || options === null)) throw new InvalidArgumentError("options", "must be an object");
-    const o = (options ?? {}) as ActionEnqueueOptions<Tx>;
-    const allowed = kind === "action" ? ACTION_OPTIONS : MUTATION_OPTIONS;
-    for (const key of Object.keys(o)) {
-      if (!allowed.has(key)) {
-        const why = key === "retry" || key === "timeoutMs" ? "mutations run once in a transaction and are not retried or timed out" : `allowed: ${[...allowed].join(", ")}`;
-        throw new InvalidArgumentError(key, `is not an option of enqueue${kind === "action" ? "Action" : "Mutation"} (${why})`);
+    if (kind === "mutation" && typeof options === "object" && options !== null) {
+      for (const key of ["retry", "timeoutMs"]) {
+        if (Object.prototype.hasOwnProperty.call(options, key)) {
+          throw new InvalidArgumentError(key, "is not an option of enqueueMutation (mutations run once in a transaction and are not retried or timed out)");
+        }
       }
     }
+    const what = kind === "action" ? "enqueueAction" : "enqueueMutation";
+    const o = (options === undefined ? {} : checkOptionKeys("options", options, kind === "action" ? ACTION_OPTIONS : MUTATION_OPTIONS, what)) as ActionEnqueueOptions<Tx>;
     const now = this.opts.clock.now();
     const runAt = resolveRunAt(o, now, this.logger);
     const retry = kind === "action" ? this.resolveRetry(o.retry) : null;
@@ -308,7 +308,7 @@ export class Workpool<Tx = unknown> {
 
   /** Cancels all unfinished work enqueued before `before` (default: now). Returns how many. */
   async cancelAll(options?: CancelAllOptions): Promise<number> {
-    const before = options?.before;
+    const before = options === undefined ? undefined : checkOptionKeys("options", options, ["before"], "cancelAll()").before;
     if (before !== undefined && (typeof before !== "number" || !Number.isFinite(before))) {
       throw new InvalidArgumentError("before", `must be a finite epoch time in ms, got ${describeValue(before)}`);
     }
@@ -366,7 +366,8 @@ export class Workpool<Tx = unknown> {
    * attempts, then aborts what is left and hands it back without counting a failed attempt.
    */
   async stop(options?: StopOptions): Promise<void> {
-    const timeoutMs = options?.timeoutMs === undefined ? 30_000 : checkInt("timeoutMs", options.timeoutMs, 0, 24 * 3600 * 1000);
+    const given = options === undefined ? undefined : checkOptionKeys("options", options, ["timeoutMs"], "stop()").timeoutMs;
+    const timeoutMs = given === undefined ? 30_000 : checkInt("timeoutMs", given, 0, 24 * 3600 * 1000);
     await this.worker.stop(timeoutMs);
   }
 
@@ -390,6 +391,7 @@ export class Workpool<Tx = unknown> {
     if (!["enqueued", "started", "completed", "report"].includes(event)) {
       throw new InvalidArgumentError("event", `must be one of enqueued, started, completed, report, got ${describeValue(event)}`);
     }
+    if (typeof listener !== "function") throw new InvalidArgumentError("listener", `must be a function, got ${describeValue(listener)}`);
     return this.events.on(event, listener);
   }
 
@@ -399,8 +401,8 @@ export class Workpool<Tx = unknown> {
   }
 }
 
-const MUTATION_OPTIONS = new Set(["runAt", "runAfter", "onComplete", "context", "name", "tx"]);
-const ACTION_OPTIONS = new Set([...MUTATION_OPTIONS, "retry", "timeoutMs"]);
+const MUTATION_OPTIONS = ["runAt", "runAfter", "onComplete", "context", "name", "tx"];
+const ACTION_OPTIONS = [...MUTATION_OPTIONS, "retry", "timeoutMs"];
 
 function checkBatch<A>(argsArray: readonly A[]): readonly A[] {
   if (!Array.isArray(argsArray)) throw new InvalidArgumentError("argsArray", "must be an array of args");

@@ -219,6 +219,12 @@ export interface Driver<Tx> {
    * error (SQLite), so enqueue works inside the caller's synchronous transaction.
    */
   readonly synchronousTx: boolean;
+  /**
+   * Whether an error this driver threw is about reaching the database (connection lost,
+   * server restarting, lock busy): the same write may succeed later. Any other error is
+   * taken to be about the data written, which the core then isolates (see Completer).
+   */
+  isTransientError(e: unknown): boolean;
   /** Creates or upgrades the schema; safe to call concurrently and repeatedly. */
   migrate(): Promise<void>;
   /** Releases connections the driver opened itself (not ones the caller passed in). */

@@ -11,7 +11,9 @@
  * transaction of steps: lock the rows, write the transitions, deliver onComplete, claim.
  */
 import type { ClaimOptions, ClaimResult, CompletionWrite, WorkRow } from "../driver/driver.js";
+import type { TimerHandle } from "../clock.js";
 import type { CompletedEvent } from "../events.js";
+import { fallbackLevels, fallbackTransition, refusalReason, REFUSALS_PER_LEVEL } from "./fallback.js";
 import type { PoolRuntime } from "./runtime.js";
 import { applyTransitions, completedEvent, decide, lockCurrentAttempts, warnStaleAttempt, type AttemptOutcome, type Transition } from "./transitions.js";
 
@@ -25,6 +27,16 @@ interface Pending {
   outcome: AttemptOutcome;
   /** Settles once written (or found stale) with whether the batch refilled its freed slots. */
   resolve: (refilled: boolean) => void;
+  /** Largest batch it may join: halved each time the store refuses a batch holding it. */
+  limit: number;
+  /** Refusals of it written alone at its current fallback level. */
+  refusals: number;
+  /** Its fallback level (see fallback.ts); 0: the outcome as it is. */
+  level: number;
+  /** Not written before this clock time: its own backoff after a refusal. */
+  notBefore: number;
+  /** What the store said the last time it refused it. */
+  lastError?: unknown;
 }
 
 /** Lets each completion batch claim work for the slots it frees, in its own transaction. */
@@ -58,6 +70,10 @@ export class Completer<Tx> {
   private flushScheduled = false;
   /** Set by abandon(): failed writes are dropped instead of retried. */
   private closed = false;
+  /** Set while a queued result's batch was refused (its limit is below MAX_BATCH): batches are then picked with care. */
+  private careful = false;
+  /** Wakes the writer when a result waiting out its own backoff is due. */
+  private retryTimer: TimerHandle | null = null;
   /** flush() callers waiting for the queue to empty. */
   private idle: (() => void)[] = [];
   private readonly lanes: number;
@@ -77,7 +93,7 @@ export class Completer<Tx> {
     // Abandoned (a stop gave up on an unreachable store): the lease decides what happens.
     if (this.closed) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
-      this.buffer.push({ row, outcome, resolve });
+      this.buffer.push({ row, outcome, resolve, limit: MAX_BATCH, refusals: 0, level: 0, notBefore: 0 });
       this.scheduleFlush();
     });
   }
@@ -96,6 +112,9 @@ export class Completer<Tx> {
    */
   abandon(): number {
     this.closed = true;
+    this.careful = false;
+    if (this.retryTimer) this.rt.options.clock.clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     const dropped = this.buffer.splice(0);
     for (const p of dropped) p.resolve(false);
     for (const resolve of this.idle.splice(0)) resolve();
@@ -136,7 +155,8 @@ export class Completer<Tx> {
       const free = this.lanes - this.writing;
       const share = Math.ceil(this.buffer.length / free);
       const size = Math.min(MAX_BATCH, share < MIN_SHARE ? this.buffer.length : share);
-      const batch = this.buffer.splice(0, size);
+      const batch = this.careful ? this.takeCarefully(size) : this.buffer.splice(0, size);
+      if (!batch.length) break;
       this.writing++;
       void this.write(batch).finally(() => {
         this.writing--;
@@ -148,7 +168,43 @@ export class Completer<Tx> {
     }
   }
 
-  /** Writes one batch; on failure puts it back and waits (with backoff) before the next try. */
+  /**
+   * Takes the next batch while some results are isolated (a batch holding them was
+   * refused): results not yet due wait, and each result joins a batch no larger than
+   * its own limit.
+   */
+  private takeCarefully(size: number): Pending[] {
+    const now = this.rt.options.clock.now();
+    const batch: Pending[] = [];
+    let cap = size;
+    for (let i = 0; i < this.buffer.length && batch.length < cap; ) {
+      const p = this.buffer[i]!;
+      if (p.notBefore > now || p.limit <= batch.length) {
+        i++;
+        continue;
+      }
+      cap = Math.min(cap, p.limit);
+      batch.push(p);
+      this.buffer.splice(i, 1);
+    }
+    this.careful = this.buffer.some((p) => p.limit < MAX_BATCH);
+    this.armRetryTimer(now);
+    return batch;
+  }
+
+  /** Wakes the writer when the earliest result waiting out its own backoff is due. */
+  private armRetryTimer(now: number): void {
+    if (this.retryTimer || this.closed) return;
+    let next = Infinity;
+    for (const p of this.buffer) if (p.notBefore > now) next = Math.min(next, p.notBefore);
+    if (next === Infinity) return;
+    this.retryTimer = this.rt.options.clock.setTimeout(() => {
+      this.retryTimer = null;
+      this.startBatches();
+    }, next - now);
+  }
+
+  /** Writes one batch; on failure puts it back, to be retried (see failed()). */
   private async write(batch: Pending[]): Promise<void> {
     try {
       const refilled = await this.commit(batch);
@@ -159,20 +215,63 @@ export class Completer<Tx> {
         for (const p of batch) p.resolve(false);
         return;
       }
-      this.buffer.unshift(...batch);
-      this.failures++;
-      if (this.backingOff) return;
-      this.backingOff = true;
-      const wait = Math.min(5000, 50 * 2 ** Math.min(this.failures, 10));
-      this.rt.logger.error(`workpool: writing ${batch.length} results failed (try ${this.failures}); retrying in ${wait} ms`, e);
-      await new Promise<void>((r) => this.rt.options.clock.setTimeout(r, wait));
-      this.backingOff = false;
+      if (this.rt.driver.isTransientError(e)) await this.unreachable(batch, e);
+      else this.refused(batch, e);
     }
+  }
+
+  /** The store could not be reached: the whole queue waits (with backoff) before the next try. */
+  private async unreachable(batch: Pending[], e: unknown): Promise<void> {
+    this.buffer.unshift(...batch);
+    this.failures++;
+    if (this.backingOff) return;
+    this.backingOff = true;
+    const wait = Math.min(5000, 50 * 2 ** Math.min(this.failures, 10));
+    this.rt.logger.error(`workpool: writing ${batch.length} results failed (try ${this.failures}); retrying in ${wait} ms`, e);
+    await new Promise<void>((r) => this.rt.options.clock.setTimeout(r, wait));
+    this.backingOff = false;
+  }
+
+  /**
+   * The store refused the batch: something in it cannot be written. A batch is split in
+   * halves until the result at fault is alone; a result refused alone is retried after
+   * its own backoff, then written at the next fallback level (see fallback.ts), and
+   * dropped once every level was refused: its lease then expires and maintenance
+   * finishes it. The other results are written meanwhile.
+   */
+  private refused(batch: Pending[], e: unknown): void {
+    const { logger } = this.rt;
+    if (batch.length > 1) {
+      const half = Math.floor(batch.length / 2);
+      for (const p of batch) p.limit = Math.min(p.limit, half);
+      this.buffer.unshift(...batch);
+      this.careful = true;
+      logger.warn(`workpool: the store refused a batch of ${batch.length} results; writing it in halves to find the one it refuses`, e);
+      return;
+    }
+    const p = batch[0]!;
+    const { id, attempt } = p.row;
+    p.lastError = e;
+    if (++p.refusals >= REFUSALS_PER_LEVEL) {
+      p.level++;
+      p.refusals = 0;
+    }
+    if (p.level > fallbackLevels(p.row)) {
+      logger.error(`workpool: the store refused every way of recording attempt ${attempt} of ${id}; dropping it: its lease will expire and maintenance will finish it`, e);
+      p.resolve(false);
+      return;
+    }
+    p.limit = 1;
+    this.careful = true;
+    const now = this.rt.options.clock.now();
+    p.notBefore = now + Math.min(5000, 100 * 2 ** (p.refusals + p.level));
+    this.buffer.push(p);
+    logger.error(`workpool: the store refused the outcome of attempt ${attempt} of ${id}; retrying it alone${p.level ? ` at fallback level ${p.level}` : ""}`, e);
   }
 
   /** Writes one batch; returns whether its claim refilled the slots it freed. */
   private async commit(batch: Pending[]): Promise<boolean> {
-    const oneCall = this.rt.driver.complete !== undefined && batch.every((p) => p.row.onComplete === null);
+    const oneCall = this.rt.driver.complete !== undefined && batch.every((p) => p.row.onComplete === null && p.level === 0);
     const done = oneCall ? await this.commitInOneCall(batch) : await this.commitInTransaction(batch);
     for (const e of done.events) this.rt.events.emit(e);
     return this.hook?.claimed(done.claim, done.options, done.now) ?? false;
@@ -219,7 +318,9 @@ export class Completer<Tx> {
       const transitions: Transition[] = [];
       for (const p of batch) {
         const row = current.get(p.row.id);
-        if (row) transitions.push(decide(rt, row, p.outcome, now));
+        if (!row) continue;
+        const t = decide(rt, row, p.outcome, now);
+        transitions.push(p.level ? fallbackTransition(t, p.level, refusalReason(row.attempt, p.lastError)) : t);
       }
       const events = await applyTransitions(rt, ops, transitions, now);
       const options = ops.claim ? (this.hook?.claimOptions(now) ?? null) : null;

@@ -9,9 +9,10 @@ import type { CompletedEvent } from "../events.js";
 import { encodeJson } from "../json.js";
 import { isNonRetryable } from "../retry.js";
 import { applyTransitions, decide, lockCurrentAttempts, type AttemptOutcome } from "./transitions.js";
-import { errorMessage } from "./on-complete.js";
+import { errorText } from "../error-text.js";
 import type { PoolRuntime } from "./runtime.js";
 import { AttemptAbort, AttemptAbortedError } from "./attempt-abort.js";
+import { fallbackLevels, writeFallback } from "./fallback.js";
 
 function missingHandler<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): AttemptOutcome {
   const found = rt.handlers.get(row.fnName);
@@ -56,11 +57,11 @@ export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: At
     try {
       return { kind: "success", returnValue: checkReturnValue(value) };
     } catch (e) {
-      return { kind: "failed", error: `the action's ${errorMessage(e).replace(/^workpool: /, "")}`, retryable: false };
+      return { kind: "failed", error: `the action's ${errorText(e).replace(/^workpool: /, "")}`, retryable: false };
     }
   } catch (e) {
     if (abort.aborted) return fromAbort(abort);
-    return { kind: "failed", error: errorMessage(e), retryable: !isNonRetryable(e) };
+    return { kind: "failed", error: errorText(e), retryable: !isNonRetryable(e) };
   } finally {
     if (timer !== null) clock.clearTimeout(timer);
   }
@@ -104,8 +105,34 @@ function fromAbort(abort: AttemptAbort): AttemptOutcome | null {
   }
 }
 
-/** Runs a mutation attempt in one transaction with its state change; returns the events to emit. */
+/**
+ * Runs a mutation attempt in one transaction with its state change; returns the events to
+ * emit. Should the store refuse that transaction (for a reason other than reaching the
+ * database), the mutation's writes rolled back: its failure is recorded instead, without
+ * running it again (see fallback.ts). An unreachable store rejects: the attempt's lease
+ * then expires and maintenance runs it again.
+ */
 export async function runMutation<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promise<CompletedEvent[]> {
+  let refusal: unknown;
+  try {
+    return await runMutationTransaction(rt, row);
+  } catch (e) {
+    if (rt.driver.isTransientError(e)) throw e;
+    refusal = e;
+  }
+  for (let level = 1; level <= fallbackLevels(row); level++) {
+    rt.logger.error(`workpool: the store refused the transaction of mutation ${row.id} attempt ${row.attempt}; recording it as failed (fallback level ${level})`, refusal);
+    try {
+      return await writeFallback(rt, row, { kind: "failed", error: errorText(refusal), retryable: false }, level, refusal);
+    } catch (e) {
+      if (rt.driver.isTransientError(e)) throw e;
+      refusal = e;
+    }
+  }
+  throw refusal;
+}
+
+async function runMutationTransaction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promise<CompletedEvent[]> {
   return rt.driver.transaction(async (ops) => {
     const now = rt.options.clock.now();
     const current = (await lockCurrentAttempts(rt, ops, [{ id: row.id, attempt: row.attempt }])).get(row.id);
@@ -120,7 +147,7 @@ export async function runMutation<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promis
         const value = await ops.savepoint(async () => checkReturnValue(await handler.fn(ctx, JSON.parse(row.args))));
         outcome = { kind: "success", returnValue: value };
       } catch (e) {
-        outcome = { kind: "failed", error: errorMessage(e), retryable: false };
+        outcome = { kind: "failed", error: errorText(e), retryable: false };
       }
     }
     return applyTransitions(rt, ops, [decide(rt, current, outcome, now)], now);

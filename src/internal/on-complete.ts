@@ -10,16 +10,7 @@ import { backoffMs } from "../retry.js";
 import type { RunResult } from "../types.js";
 import type { PoolRuntime } from "./runtime.js";
 import { boundScheduledTime } from "./schedule.js";
-
-/** Message of an error value, for storing and logging. */
-export function errorMessage(e: unknown): string {
-  if (e instanceof Error) return e.message || e.name;
-  try {
-    return typeof e === "string" ? e : JSON.stringify(e) ?? String(e);
-  } catch {
-    return String(e);
-  }
-}
+import { errorText } from "../error-text.js";
 
 /**
  * Runs the onComplete handler of a finished row in a savepoint and records the outcome.
@@ -46,9 +37,9 @@ export async function deliverOnComplete<Tx>(
   } catch (e) {
     const failures = row.ocAttempts + 1;
     const policy = rt.options.defaultRetryBehavior;
-    const message = errorMessage(e);
+    const message = errorText(e);
     if (failures < policy.maxAttempts) {
-      const runAt = boundScheduledTime(now + backoffMs(policy, failures, rt.options.random), now, rt.logger);
+      const runAt = boundScheduledTime(now + backoffMs(policy, failures, rt.options.random, (m) => rt.logger.error(m)), now, rt.logger);
       rt.logger.warn(`workpool: onComplete "${name}" for ${row.id} threw (try ${failures} of ${policy.maxAttempts}), retrying: ${message}`);
       write = { id: row.id, ocState: "pending", ocAttempts: failures, ocRunAt: runAt, ocError: message };
     } else {

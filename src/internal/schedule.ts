@@ -7,8 +7,15 @@ import { InvalidArgumentError } from "../errors.js";
 import type { PoolLogger } from "../events.js";
 import { describeValue, YEAR } from "../options.js";
 
-/** Clamps `ms` (epoch) into [now - 1y, now + 4y], logging when it changes it. */
-export function boundScheduledTime(ms: number, now: number, logger: PoolLogger): number {
+/**
+ * The time a retry or redelivery is scheduled at, as written to the store: `ms` (epoch)
+ * rounded up to a whole millisecond (stores keep integers) and clamped into
+ * [now - 1y, now + 4y], logging when the clamp changes it. Every computed time passes
+ * here before it is written.
+ */
+export function boundScheduledTime(raw: number, now: number, logger: PoolLogger): number {
+  if (Number.isNaN(raw)) throw new Error("workpool: a scheduled time came out as NaN");
+  const ms = Math.ceil(raw);
   if (ms < now - YEAR) {
     logger.error(`workpool: scheduled time ${ms} is more than a year in the past; running it now`);
     return now;

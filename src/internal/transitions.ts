@@ -25,6 +25,11 @@ export interface Transition {
   result?: RunResult;
   runAt?: number;
   error?: string;
+  /**
+   * Set when the store refused the delivery of this row's onComplete: the work finishes
+   * with its onComplete marked failed for this reason, without running the handler.
+   */
+  onCompleteRefused?: string;
 }
 
 /**
@@ -50,8 +55,8 @@ export function decide<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, outcome: AttemptOu
   }
   const retry = effectiveRetry(rt, row, lostWorker);
   if (outcome.retryable && canRetry(retry, row.attempt)) {
-    const delay = backoffMs(retry!, row.attempt, rt.options.random);
-    const runAt = boundScheduledTime(Math.ceil(now + delay), now, rt.logger);
+    const delay = backoffMs(retry!, row.attempt, rt.options.random, (m) => rt.logger.error(m));
+    const runAt = boundScheduledTime(now + delay, now, rt.logger);
     return { row, status: "retrying", runAt, error: outcome.error };
   }
   return { row, status: "failed", result: { kind: "failed", error: outcome.error }, error: outcome.error };
@@ -87,7 +92,9 @@ export async function applyTransitions<Tx>(rt: PoolRuntime<Tx>, ops: TxOps<Tx>, 
   if (finishes.length) await ops.finish(finishes);
   if (retries.length) await ops.reschedule(retries);
   for (const t of transitions) {
-    if (t.result && t.row.onComplete) await deliverOnComplete(rt, ops, { ...t.row, ocAttempts: 0 }, t.result, now);
+    if (!t.result || !t.row.onComplete) continue;
+    if (t.onCompleteRefused === undefined) await deliverOnComplete(rt, ops, { ...t.row, ocAttempts: 0 }, t.result, now);
+    else await ops.updateOnComplete([{ id: t.row.id, ocState: "failed", ocAttempts: 0, ocRunAt: null, ocError: t.onCompleteRefused }]);
   }
   await ops.addStats(rt.pool, stats);
   return transitions.map((t) => completedEvent(rt, t.row, t.status, now, t.error));

@@ -253,7 +253,10 @@ function checkRunId(runId: unknown): asserts runId is RunId {
 function checkRunOptions<Tx, R>(options: RunOptions<Tx, R> | undefined, method: "run" | "runAt" | "runAfter"): RunOptions<Tx, R> {
   if (options === undefined) return {};
   if (typeof options !== "object" || options === null || Array.isArray(options)) throw new InvalidArgumentError("options", "must be an object");
-  for (const key of Object.keys(options)) {
+  for (const key in options) {
+    if (!Object.prototype.hasOwnProperty.call(options, key)) {
+      throw new InvalidArgumentError(key, "is inherited through the options object's prototype; pass options as the object's own properties");
+    }
     if (method !== "run" && (key === "runAt" || key === "runAfter")) {
       throw new InvalidArgumentError(key, `is not an option of ${method}(); the time is its first argument (use run() with { ${key} } instead)`);
     }

@@ -17,7 +17,7 @@
 import type { Clock } from "../clock.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { Logger, LogLevel } from "../events.js";
-import { checkInt, checkLogLevel, checkName, describeValue } from "../options.js";
+import { checkInt, checkLogLevel, checkName, checkOptionKeys, describeValue } from "../options.js";
 import type { RetryBehavior } from "../types.js";
 
 /** Options of `new ActionRetrier(store, options)`. */
@@ -55,7 +55,7 @@ export const DEFAULT_RETRIER_NAME = "action-retrier";
 /** Completed runs are kept this long (then deleted), as in the reference: 7 days. */
 export const RETRIER_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
-const KNOWN = new Set(["initialBackoffMs", "base", "maxFailures", "logLevel", "name", "logger", "clock", "random", "leaseMs"]);
+const KNOWN = ["initialBackoffMs", "base", "maxFailures", "logLevel", "name", "logger", "clock", "random", "leaseMs"];
 const MAX_INITIAL_BACKOFF_MS = 24 * 3600 * 1000;
 const MAX_BASE = 1000;
 
@@ -72,13 +72,7 @@ function checkRange(field: string, value: unknown, min: number, max: number): nu
  * leaseMs) are validated by the pool itself.
  */
 export function resolveRetrierOptions(options: unknown): ResolvedRetrierOptions {
-  if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options))) {
-    throw new InvalidArgumentError("options", "must be an object");
-  }
-  const o = (options ?? {}) as Record<string, unknown>;
-  for (const key of Object.keys(o)) {
-    if (!KNOWN.has(key)) throw new InvalidArgumentError(key, `is not an option of ActionRetrier (allowed: ${[...KNOWN].join(", ")})`);
-  }
+  const o = options === undefined ? {} : checkOptionKeys("options", options, KNOWN, "ActionRetrier", "", `is not an option of ActionRetrier (allowed: ${KNOWN.join(", ")})`);
   if (o.logLevel !== undefined) checkLogLevel("logLevel", o.logLevel);
   return {
     name: o.name === undefined ? DEFAULT_RETRIER_NAME : checkName("name", o.name),

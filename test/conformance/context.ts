@@ -8,7 +8,7 @@ import { ManualClock, Workpool, type Store, type WorkpoolOptions } from "../../s
 import { CapturingLogger, T0 } from "../helpers/common.js";
 import type { HarnessStore, StoreHarness } from "./harness.js";
 
-export { aborted, CapturingLogger, deferred, nextEvent, T0 } from "../helpers/common.js";
+export { aborted, CapturingLogger, deferred, nextEvent, seededRandom, T0 } from "../helpers/common.js";
 
 /** Everything one test works with. */
 export interface TestContext<Tx> {

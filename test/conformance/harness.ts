@@ -30,4 +30,18 @@ export interface StoreHarness<Tx> {
   insertAppRow(tx: Tx, k: string): unknown;
   /** Number of rows in app_rows. */
   countAppRows(h: HarnessStore<Tx>): Promise<number>;
+  /** Number of rows in the store's work table (every state), read with plain SQL. */
+  countWorkRows(h: HarnessStore<Tx>): Promise<number>;
+  /**
+   * Calls this store's factory (sqliteStore, postgresStore) with its usual options plus
+   * `extra` (or, with `inherit`, with `extra` as the options object's prototype); closes
+   * what it made.
+   */
+  createStoreWith(h: HarnessStore<Tx>, extra: Record<string, unknown>, inherit?: boolean): Promise<void>;
+  /**
+   * Values given as an enqueue's `tx` that this store must refuse: not a connection, a
+   * connection with no open transaction, a connection to another database, and the
+   * like. Each is ready to use; `done` releases what it holds.
+   */
+  wrongTxValues(h: HarnessStore<Tx>): Promise<{ label: string; tx: unknown; done(): Promise<void> }[]>;
 }

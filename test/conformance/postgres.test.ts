@@ -3,11 +3,10 @@
  * connections (for { tx } enqueue and the app table) come from a pg.Pool whose
  * search_path is that schema; the store is given the same pool ({ pool } mode).
  */
-import type { PoolClient } from "pg";
-import type pg from "pg";
+import pg, { type PoolClient } from "pg";
 
 import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
-import { appPool, dropSchema, randomSchema, useSharedServer } from "../postgres/helpers.js";
+import { appPool, DATABASE_URL, dropSchema, randomSchema, urlWithDatabase, useSharedServer } from "../postgres/helpers.js";
 import type { HarnessStore, StoreHarness } from "./harness.js";
 import { defineConformanceSuite } from "./suite.js";
 
@@ -65,6 +64,50 @@ const harness: StoreHarness<PoolClient> = {
   async countAppRows(h) {
     const { rows } = await (h as PgHarnessStore).app.query<{ n: number }>("SELECT count(*)::int AS n FROM app_rows");
     return rows[0]!.n;
+  },
+  async countWorkRows(h) {
+    const { rows } = await (h as PgHarnessStore).app.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${(h as PgHarnessStore).schema}".work`);
+    return rows[0]!.n;
+  },
+  async createStoreWith(h, extra, inherit = false) {
+    const base = { connectionString: DATABASE_URL, schema: (h as PgHarnessStore).schema };
+    const options = inherit ? Object.assign(Object.create(extra) as object, base) : { ...base, ...extra };
+    const store = postgresStore(options as Parameters<typeof postgresStore>[0]);
+    await store.close();
+  },
+  async wrongTxValues(h) {
+    const { app } = h as PgHarnessStore;
+    const idle = await app.connect();
+    const failed = await app.connect();
+    await failed.query("BEGIN");
+    await failed.query("SELECT 1/0").catch(() => undefined);
+    const otherDb = new pg.Client({ connectionString: urlWithDatabase("postgres") });
+    await otherDb.connect();
+    await otherDb.query("BEGIN");
+    const done = async (): Promise<void> => undefined;
+    return [
+      { label: "a plain object", tx: {}, done },
+      { label: "a string", tx: "tx", done },
+      { label: "an object with a query method that answers nothing", tx: { query: async () => ({}) }, done },
+      { label: "a pg.Pool", tx: app, done },
+      { label: "a client with no open transaction", tx: idle, done: async () => idle.release() },
+      {
+        label: "a client in a failed transaction",
+        tx: failed,
+        done: async () => {
+          await failed.query("ROLLBACK");
+          failed.release();
+        },
+      },
+      {
+        label: "a client of another database",
+        tx: otherDb,
+        done: async () => {
+          await otherDb.query("ROLLBACK");
+          await otherDb.end();
+        },
+      },
+    ];
   },
 };
 

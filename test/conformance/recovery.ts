@@ -11,10 +11,13 @@ import { aborted, deferred, nextEvent, T0, useTestContext, withDriver, type Driv
 /** The test's store, with a switch that makes writes, transactions and heartbeats fail as in an outage. */
 function outageStore<Tx>(t: TestContext<Tx>): { store: Store<Tx>; down: { on: boolean } } {
   const down = { on: false };
-  const outage = (): Promise<never> => Promise.reject(new Error("simulated outage: the store does not answer"));
+  const message = "simulated outage: the store does not answer";
+  const outage = (): Promise<never> => Promise.reject(new Error(message));
   const overrides: DriverOverrides<Tx> = {
     transaction: (real, fn) => (down.on ? outage() : real.transaction(fn)),
     heartbeat: (real, ...args) => (down.on ? outage() : real.heartbeat(...args)),
+    // The store is unreachable, as a lost connection would say.
+    isTransientError: (real, e) => (e instanceof Error && e.message === message) || real.isTransientError(e),
   };
   const complete = t.driver.complete;
   if (complete) overrides.complete = (real, ...args) => (down.on ? outage() : complete.apply(real, args));

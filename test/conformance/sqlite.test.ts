@@ -2,7 +2,7 @@
  * The conformance suite on SQLite: a fresh database file per test; the application's own
  * connection (for { tx } enqueue) is a second better-sqlite3 connection to that file.
  */
-import type { Database } from "better-sqlite3";
+import BetterSqlite3, { type Database } from "better-sqlite3";
 import { sqliteStore, type SqliteStore } from "../../src/drivers/sqlite/index.js";
 import { inSqliteAppTransaction } from "../helpers/sqlite-app.js";
 import { tempDbPath } from "../helpers/tmp.js";
@@ -40,6 +40,43 @@ const harness: StoreHarness<Database> = {
   },
   async countAppRows(h) {
     return ((h.store as SqliteStore).db.prepare("SELECT count(*) AS n FROM app_rows").get() as { n: number }).n;
+  },
+  async countWorkRows(h) {
+    return ((h.store as SqliteStore).db.prepare("SELECT count(*) AS n FROM workpool_work").get() as { n: number }).n;
+  },
+  async createStoreWith(h, extra, inherit = false) {
+    const base = { filename: (h as SqliteHarnessStore).path };
+    const options = inherit ? Object.assign(Object.create(extra) as object, base) : { ...base, ...extra };
+    const store = sqliteStore(options as Parameters<typeof sqliteStore>[0]);
+    await store.close();
+  },
+  async wrongTxValues(h) {
+    const path = (h as SqliteHarnessStore).path;
+    const other = tempDbPath();
+    const otherDb = new BetterSqlite3(other.path);
+    otherDb.exec("BEGIN");
+    const memory = new BetterSqlite3(":memory:");
+    memory.exec("BEGIN");
+    const idle = new BetterSqlite3(path);
+    const closed = new BetterSqlite3(path);
+    closed.close();
+    const done = async (): Promise<void> => undefined;
+    return [
+      { label: "a plain object", tx: {}, done },
+      { label: "a string", tx: "tx", done },
+      { label: "an object with only a prepare method", tx: { prepare: () => undefined }, done },
+      { label: "a connection with no open transaction", tx: idle, done: async () => void idle.close() },
+      { label: "a closed connection", tx: closed, done },
+      {
+        label: "a connection to another file",
+        tx: otherDb,
+        done: async () => {
+          otherDb.close();
+          other.remove();
+        },
+      },
+      { label: "an in-memory database", tx: memory, done: async () => void memory.close() },
+    ];
   },
 };
 

@@ -12,6 +12,8 @@ import { defineCancelTests } from "./cancel.js";
 import { defineRecoveryTests } from "./recovery.js";
 import { defineValidationTests } from "./validation.js";
 import { defineEventsRetentionTests } from "./events-retention.js";
+import { defineBadInputTests } from "./bad-input.js";
+import { defineJamProofTests } from "./jam-proof.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -24,5 +26,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineRecoveryTests(harness);
     defineValidationTests(harness);
     defineEventsRetentionTests(harness);
+    defineBadInputTests(harness);
+    defineJamProofTests(harness);
   });
 }

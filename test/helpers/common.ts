@@ -73,3 +73,18 @@ export function aborted(signal: AbortSignal): Promise<unknown> {
     else signal.addEventListener("abort", () => resolve(signal.reason), { once: true });
   });
 }
+
+/**
+ * A seeded source of jitter in [0, 1) (mulberry32): real, uneven values as Math.random
+ * gives, the same on every run of a test.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -58,6 +58,13 @@ export async function dropSchema(schema: string): Promise<void> {
   await adminQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 }
 
+/** The test server's URL with another database (e.g. "postgres"). */
+export function urlWithDatabase(database: string): string {
+  const url = new URL(DATABASE_URL);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
 /** A connection URL whose sessions carry `applicationName`, so a test can find and kill exactly them. */
 export function urlWithApplicationName(applicationName: string): string {
   const url = new URL(DATABASE_URL);

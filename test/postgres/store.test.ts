@@ -1,13 +1,14 @@
 /**
  * postgresStore() options, ownership of connections, and closing.
  */
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import pg from "pg";
 import { expect, test } from "vitest";
 import { quietLogger as quiet } from "../helpers/common.js";
 import { DRIVER } from "../../src/driver/driver.js";
 import { InvalidArgumentError, Workpool } from "../../src/index.js";
 import { postgresStore, type PostgresStoreOptions } from "../../src/drivers/postgres/index.js";
-import { DATABASE_URL, appPool, dropSchema, randomSchema, useSharedServer } from "./helpers.js";
+import { DATABASE_URL, adminQuery, appPool, dropSchema, randomSchema, urlWithApplicationName, useSharedServer } from "./helpers.js";
 
 useSharedServer();
 
@@ -70,4 +71,47 @@ test("{ tx } must be a pg client; a wrong value is rejected naming `tx` and writ
     await store.close();
     await dropSchema(schema);
   }
+});
+
+test("a server that accepts connections and never answers fails the first call after connectTimeoutMs, clearly", async () => {
+  const sockets: Socket[] = [];
+  const silent = createServer((socket) => void sockets.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  const { port } = silent.address() as AddressInfo;
+  const store = postgresStore({ connectionString: `postgres://nobody@127.0.0.1:${port}/none`, connectTimeoutMs: 200 });
+  try {
+    const pool = new Workpool(store, { logger: quiet });
+    const a = pool.defineAction("a", () => 1);
+    await expect(pool.enqueueAction(a, {})).rejects.toThrow(/could not reach PostgreSQL to open the store: .* \(a connection must open within 200 ms, the store's connectTimeoutMs option\)/);
+    expect(fieldOf({ connectionString: DATABASE_URL, connectTimeoutMs: 0 })).toBe("connectTimeoutMs");
+  } finally {
+    await store.close();
+    for (const s of sockets) s.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
+test("after stop() and close(), the store leaves no session open on the server", async () => {
+  const schema = randomSchema();
+  const name = `wp_sessions_${schema}`;
+  const store = postgresStore({ connectionString: urlWithApplicationName(name), schema });
+  const pool = new Workpool(store, { logger: quiet, maxParallelism: 5 });
+  const a = pool.defineAction("a", (_c, n: number) => n);
+  const m = pool.defineMutation("m", (_c, n: number) => n);
+  await pool.start();
+  const done = new Promise<void>((resolve) => {
+    let left = 20;
+    pool.on("completed", () => void (--left === 0 && resolve()));
+  });
+  await pool.enqueueActionBatch(a, Array.from({ length: 10 }, (_, i) => i));
+  await pool.enqueueMutationBatch(m, Array.from({ length: 10 }, (_, i) => i));
+  await done;
+  const open = () => adminQuery<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1", [name]);
+  expect((await open())[0]!.n).toBeGreaterThan(0);
+  await pool.stop();
+  await store.close();
+  // The server ends a session a moment after its client closes the socket.
+  for (let i = 0; i < 100 && (await open())[0]!.n > 0; i++) await new Promise((r) => setTimeout(r, 20));
+  expect((await open())[0]!.n).toBe(0);
+  await dropSchema(schema);
 });

@@ -20,6 +20,11 @@ test("options are validated with the field's name", () => {
   expect(() => sqliteStore({ filename: "x.db", busyTimeoutMs: 0 })).toThrow(/busyTimeoutMs: must be an integer from 1/);
   expect(() => sqliteStore({ filename: "x.db", synchronous: "OFF" as never })).toThrow(/synchronous: must be "FULL" or "NORMAL"/);
   expect(() => sqliteStore(null as never)).toThrow(/options/);
+  expect(() => sqliteStore({ database: { exec: () => undefined } as never })).toThrow(/database: must be an open better-sqlite3 Database/);
+  const closed = new BetterSqlite3(":memory:");
+  closed.close();
+  expect(() => sqliteStore({ database: closed })).toThrow(/database: is a closed connection/);
+  expect(() => sqliteStore({ filename: "x.db", busyTimeout: 5 } as never)).toThrow(/busyTimeout: is not an option of sqliteStore\(\)/);
 });
 
 test("the store's own connection works as { tx } inside the app's db.transaction()", async () => {
@@ -131,7 +136,11 @@ test("a { tx } connection to another database file is rejected", async () => {
   expect(() => pool.enqueueAction(a, {}, { tx: memory })).toThrow(/tx: is a connection to an in-memory database/);
   const same = new BetterSqlite3(tmp.path);
   cleanups.push(() => same.close());
-  await pool.enqueueAction(a, {}, { tx: same });
+  let enqueued: Promise<string> | undefined;
+  same.transaction(() => {
+    enqueued = pool.enqueueAction(a, {}, { tx: same });
+  })();
+  await enqueued;
   await store.close();
 });
 

@@ -37,7 +37,6 @@ import {
   type TxOps,
   type WorkRow,
 } from "../../driver/driver.js";
-import { InvalidArgumentError } from "../../errors.js";
 import { Mutex } from "../../internal/mutex.js";
 import { TransactionScope } from "../../internal/transaction-scope.js";
 import { inTransaction, run, type Queryable } from "./connection.js";
@@ -50,6 +49,9 @@ import { ClaimKeys, claimOn, completeOn } from "./claim.js";
 import { claimedRow, insertParams, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
 import { insertStatements, statementsFor, type Statements } from "./statements.js";
 import { PgTxOps } from "./tx-ops.js";
+import { TxChecker } from "./tx-check.js";
+import { errorText } from "../../error-text.js";
+import { isTransientPgError } from "./errors.js";
 import { Vacuumer, type VacuumSettings } from "./vacuum.js";
 
 /** What the driver needs to run. */
@@ -66,6 +68,8 @@ export interface PostgresDriverConfig {
   pollIntervalMs: number;
   /** When the maintenance leader vacuums the work table; null: never. */
   vacuum: VacuumSettings | null;
+  /** The connect timeout the store set on its connections, ms; null when the given pool has its own. */
+  connectTimeoutMs: number | null;
 }
 
 /** One of our open transactions, as seen by code running inside it. */
@@ -75,6 +79,12 @@ interface OpenTx {
   open: boolean;
   /** Nested transactions (savepoints) on one client take turns. */
   nested: Mutex;
+}
+
+/** The error of a first use that could not reach the server: what failed, and the timeout that applied. */
+function connectError(cause: unknown, timeoutMs: number | null): Error {
+  const limit = timeoutMs === null ? "the given pool's connectionTimeoutMillis" : `${timeoutMs} ms, the store's connectTimeoutMs option`;
+  return new Error(`workpool: could not reach PostgreSQL to open the store: ${errorText(cause)} (a connection must open within ${limit})`, { cause });
 }
 
 function closedError(): Error {
@@ -109,6 +119,9 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   /** The transaction the current async context runs in, if any. */
   private readonly inside = new TransactionScope<OpenTx>();
   private closing: Promise<void> | null = null;
+  /** Checks the `tx` of enqueues. */
+  private readonly txChecker: TxChecker;
+  private readonly connectTimeoutMs: number | null;
 
   constructor(config: PostgresDriverConfig) {
     this.pool = config.pool;
@@ -120,6 +133,8 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     this.stmts = statementsFor(config.schema);
     this.channel = channelName(config.schema);
     this.listener = new Listener(config.newListenClient, this.channel);
+    this.txChecker = new TxChecker(config.pool);
+    this.connectTimeoutMs = config.connectTimeoutMs;
     this.notifier = new Notifier(
       async (pool) => {
         await run(this.pool, this.stmts.notify, [this.channel, pool]);
@@ -128,12 +143,16 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     );
   }
 
+  isTransientError(e: unknown): boolean {
+    return isTransientPgError(e);
+  }
+
   /** Creates or upgrades the schema. Runs once per store; a failed run is retried on the next call. */
   migrate(): Promise<void> {
     if (this.closing) return Promise.reject(closedError());
     this.migrated ??= migratePostgres(this.pool, this.schema).catch((e: unknown) => {
       this.migrated = null;
-      throw e;
+      throw this.isTransientError(e) ? connectError(e, this.connectTimeoutMs) : e;
     });
     return this.migrated;
   }
@@ -207,11 +226,8 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     const { form, params } = insertParams(rows);
     const { notifying, quiet } = insertStatements(this.stmts, form);
     if (tx !== undefined) {
-      if (tx === null || typeof tx !== "object" || typeof (tx as { query?: unknown }).query !== "function") {
-        throw new InvalidArgumentError("tx", "must be a pg client (from pool.connect()) inside the caller's BEGIN");
-      }
       this.checkOpen();
-      await run(tx, notifying, [...params, this.channel]);
+      await run(await this.txChecker.check(tx), notifying, [...params, this.channel]);
       return;
     }
     const joined = this.joined();

@@ -7,6 +7,7 @@ import pg from "pg";
 import type { Client, ClientConfig, Pool, PoolClient } from "pg";
 import type { Store } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
+import { checkInt, checkOptionKeys } from "../../options.js";
 import { PostgresDriver } from "./driver.js";
 import { checkSchemaName } from "./names.js";
 import { vacuumSettings, type VacuumOptions } from "./vacuum.js";
@@ -35,6 +36,13 @@ export interface PostgresStoreOptions {
    * leaves vacuuming to the server. Default `{ minDeadRows: 10000, minIntervalMs: 2000 }`.
    */
   vacuum?: false | VacuumOptions;
+  /**
+   * How long opening a connection may take before it fails, ms (applied to the
+   * connections the store opens: its own pool's and the LISTEN connection; a `pool` you
+   * pass keeps its own `connectionTimeoutMillis`). A server that accepts the connection
+   * but never answers would otherwise hang every call. Integer 1..600000. Default 10000.
+   */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -54,12 +62,11 @@ const KEEPALIVE_DELAY_MS = 10_000;
 /** Client constructor of a pool: pg-pool keeps the one it was built with (pg or pg-native). */
 type ClientClass = new (config?: ClientConfig) => Client;
 
+/** Default of the `connectTimeoutMs` option. */
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
 function checkPollInterval(value: unknown): number {
-  if (value === undefined) return 5000;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > 600_000) {
-    throw new InvalidArgumentError("pollIntervalMs", `must be an integer from 1 to 600000, got ${String(value)}`);
-  }
-  return value;
+  return value === undefined ? 5000 : checkInt("pollIntervalMs", value, 1, 600_000);
 }
 
 function isPool(value: unknown): value is Pool {
@@ -75,6 +82,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   if (typeof options !== "object" || options === null) {
     throw new InvalidArgumentError("options", "pass { connectionString } or { pool }");
   }
+  checkOptionKeys("options", options, ["connectionString", "pool", "schema", "pollIntervalMs", "vacuum", "connectTimeoutMs"], "postgresStore()");
   const { connectionString, pool: givenPool } = options;
   if ((connectionString === undefined) === (givenPool === undefined)) {
     throw new InvalidArgumentError("connectionString", "give exactly one of `connectionString` (a postgres:// URL) or `pool` (a pg.Pool)");
@@ -87,6 +95,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   }
   const schema = checkSchemaName(options.schema ?? "workpool");
   const pollIntervalMs = checkPollInterval(options.pollIntervalMs);
+  const connectTimeoutMs = options.connectTimeoutMs === undefined ? DEFAULT_CONNECT_TIMEOUT_MS : checkInt("connectTimeoutMs", options.connectTimeoutMs, 1, 600_000);
   const vacuum = vacuumSettings(options.vacuum);
 
   let pool: Pool;
@@ -94,12 +103,18 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   let ListenClient: ClientClass;
   if (givenPool !== undefined) {
     pool = givenPool;
-    listenConfig = { ...givenPool.options };
+    listenConfig = { connectionTimeoutMillis: connectTimeoutMs, ...givenPool.options };
     ListenClient = (givenPool as unknown as { Client?: ClientClass }).Client ?? pg.Client;
   } else {
-    listenConfig = { connectionString };
+    listenConfig = { connectionString, connectionTimeoutMillis: connectTimeoutMs };
     ListenClient = pg.Client;
-    pool = new pg.Pool({ connectionString, keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS, allowExitOnIdle: true });
+    pool = new pg.Pool({
+      connectionString,
+      connectionTimeoutMillis: connectTimeoutMs,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+      allowExitOnIdle: true,
+    });
     // An idle connection that dies (server restart, terminated backend) is reported on
     // the pool; the pool has already discarded it and opens a new one when needed.
     // Without a listener Node would treat the event as fatal.
@@ -114,5 +129,6 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     schema,
     pollIntervalMs,
     vacuum,
+    connectTimeoutMs: givenPool === undefined || givenPool.options.connectionTimeoutMillis === undefined ? connectTimeoutMs : null,
   });
 }

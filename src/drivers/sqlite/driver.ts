@@ -20,6 +20,7 @@ import { checkAppliedMigrations, loadMigrations, type AppliedMigration } from ".
 import { InvalidArgumentError } from "../../errors.js";
 import { Mutex } from "../../internal/mutex.js";
 import { TransactionScope } from "../../internal/transaction-scope.js";
+import { checkTxConnection, checkTxOpen, isTransientSqliteError } from "./connection-checks.js";
 import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
 
@@ -94,6 +95,10 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     this.txOps = this.makeTxOps();
   }
 
+  isTransientError(e: unknown): boolean {
+    return isTransientSqliteError(e);
+  }
+
   async migrate(): Promise<void> {
     // Already migrated when the store was created; inside a transaction there is nothing to do.
     if (this.insideTx) return;
@@ -149,7 +154,9 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
    */
   insertWork(rows: readonly NewWork[], tx?: Database): Promise<void> {
     if (tx !== undefined) {
+      checkTxConnection(tx);
       this.checkSameDatabase(tx);
+      checkTxOpen(tx);
       const insert = statementsFor(tx).insertWork;
       // db.transaction nests as a savepoint when the caller already has one open.
       tx.transaction(() => {

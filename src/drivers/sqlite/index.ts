@@ -6,6 +6,8 @@ import BetterSqlite3 from "better-sqlite3";
 import type { Database } from "better-sqlite3";
 import type { Store } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
+import { checkInt, checkOptionKeys, describeValue } from "../../options.js";
+import { checkDatabaseOption } from "./connection-checks.js";
 import { migrateSqlite, SqliteDriver } from "./driver.js";
 
 /** Options of {@link sqliteStore}: give `filename` or `database`, not both. */
@@ -34,12 +36,8 @@ export type SqliteStore = Store<Database> & {
   readonly db: Database;
 };
 
-function positiveInt(field: string, value: number | undefined, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new InvalidArgumentError(field, `must be an integer from 1 to ${max}, got ${String(value)}`);
-  }
-  return value;
+function positiveInt(field: string, value: unknown, fallback: number, max: number): number {
+  return value === undefined ? fallback : checkInt(field, value, 1, max);
 }
 
 /**
@@ -50,6 +48,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   if (typeof options !== "object" || options === null) {
     throw new InvalidArgumentError("options", "pass { filename } or { database }");
   }
+  checkOptionKeys("options", options, ["filename", "database", "busyTimeoutMs", "synchronous", "pollIntervalMs"], "sqliteStore()");
   const { filename, database } = options;
   if ((filename === undefined) === (database === undefined)) {
     throw new InvalidArgumentError("filename", "give exactly one of `filename` (a path) or `database` (an open better-sqlite3 connection)");
@@ -61,7 +60,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const pollIntervalMs = positiveInt("pollIntervalMs", options.pollIntervalMs, 100, 600_000);
   const synchronous = options.synchronous ?? "FULL";
   if (synchronous !== "FULL" && synchronous !== "NORMAL") {
-    throw new InvalidArgumentError("synchronous", `must be "FULL" or "NORMAL", got ${String(synchronous)}`);
+    throw new InvalidArgumentError("synchronous", `must be "FULL" or "NORMAL", got ${describeValue(synchronous)}`);
   }
   let db: Database;
   if (filename !== undefined) {
@@ -70,7 +69,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${synchronous}`);
   } else {
-    db = database!;
+    db = checkDatabaseOption(database);
   }
   try {
     migrateSqlite(db);
