@@ -9,10 +9,20 @@ export default tseslint.config(
   {
     languageOptions: {
       globals: {
-        console: "readonly", process: "readonly", setTimeout: "readonly", clearTimeout: "readonly",
-        setInterval: "readonly", clearInterval: "readonly", setImmediate: "readonly", URL: "readonly",
-        AbortController: "readonly", AbortSignal: "readonly", queueMicrotask: "readonly", Buffer: "readonly",
-        TextEncoder: "readonly", structuredClone: "readonly",
+        console: "readonly",
+        process: "readonly",
+        setTimeout: "readonly",
+        clearTimeout: "readonly",
+        setInterval: "readonly",
+        clearInterval: "readonly",
+        setImmediate: "readonly",
+        URL: "readonly",
+        AbortController: "readonly",
+        AbortSignal: "readonly",
+        queueMicrotask: "readonly",
+        Buffer: "readonly",
+        TextEncoder: "readonly",
+        structuredClone: "readonly",
       },
     },
     rules: {

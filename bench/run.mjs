@@ -113,12 +113,24 @@ async function main() {
     for (const s of systems) {
       const skipped = await s.available(ctx);
       if (skipped) log(`note: skipping ${s.label}: ${skipped}`);
-      sysInfo.push({ id: s.id, label: s.label, store: s.store, ours: s.ours, packageName: s.packageName, version: skipped ? null : s.version(), durability: s.durability, config: s.config, skipped });
+      sysInfo.push({
+        id: s.id,
+        label: s.label,
+        store: s.store,
+        ours: s.ours,
+        packageName: s.packageName,
+        version: skipped ? null : s.version(),
+        durability: s.durability,
+        config: s.config,
+        skipped,
+      });
     }
     systems = systems.filter((s) => !sysInfo.find((x) => x.id === s.id).skipped);
 
     const machine = await describeMachine({ needPostgres, needRedis: systems.some((s) => s.store === "redis") });
-    log(`workpool bench, ${modeName} mode: ${systems.map((s) => s.label).join(", ")}; ${mode.reps} repetition(s); load average ${machine.loadAvgAtStart.join(" ")}`);
+    log(
+      `workpool bench, ${modeName} mode: ${systems.map((s) => s.label).join(", ")}; ${mode.reps} repetition(s); load average ${machine.loadAvgAtStart.join(" ")}`,
+    );
 
     // The physical reference first, on a quiet server.
     log("raw durable commit rates…");
@@ -130,7 +142,11 @@ async function main() {
     }
     if (stores.has("postgres")) commitRates.postgres = await commitRate("postgres", dir, mode.commitRateS);
     if (stores.has("redis")) commitRates.redis = await commitRate("redis", dir, mode.commitRateS);
-    log(`  ${Object.entries(commitRates).map(([k, v]) => `${k} ${fmt(v, "jobs/s")}/s`).join(", ")}`);
+    log(
+      `  ${Object.entries(commitRates)
+        .map(([k, v]) => `${k} ${fmt(v, "jobs/s")}/s`)
+        .join(", ")}`,
+    );
 
     const raw = {}; // metric -> system -> values
     const cappedBy = {}; // metric -> system -> notes
@@ -138,7 +154,7 @@ async function main() {
     const record = (wl, s, rep, out) => {
       for (const [k, v] of Object.entries(out.values)) {
         ((raw[k] ??= {})[s.id] ??= []).push(v);
-        ((cappedBy[k] ??= {})[s.id] ??= []);
+        (cappedBy[k] ??= {})[s.id] ??= [];
         if (out.capped?.[k]) cappedBy[k][s.id].push(out.capped[k]);
       }
       details.push({ workload: wl.id, system: s.id, rep, values: out.values, capped: out.capped ?? {}, detail: out.detail });
@@ -149,8 +165,12 @@ async function main() {
       try {
         const out = await withRetry(() => wl.measure({ system: s, mode, ctx, child }), `${s.label} ${wl.id}`);
         record(wl, s, rep, out);
-        const shown = wl.metrics.map((m) => `${m.short} ${fmt(out.values[m.key], m.unit)} ${m.unit}${out.capped?.[m.key] ? " (capped)" : ""}`).join("; ");
-        log(`  [${rep === null ? "once" : `rep ${rep + 1}/${mode.reps}`}] ${s.label}: ${shown}  (${((performance.now() - ts) / 1000).toFixed(1)} s, total ${Math.round((performance.now() - t0) / 1000)} s)`);
+        const shown = wl.metrics
+          .map((m) => `${m.short} ${fmt(out.values[m.key], m.unit)} ${m.unit}${out.capped?.[m.key] ? " (capped)" : ""}`)
+          .join("; ");
+        log(
+          `  [${rep === null ? "once" : `rep ${rep + 1}/${mode.reps}`}] ${s.label}: ${shown}  (${((performance.now() - ts) / 1000).toFixed(1)} s, total ${Math.round((performance.now() - t0) / 1000)} s)`,
+        );
       } catch (e) {
         log(`  ${s.label} ${wl.id} FAILED: ${e.message}`);
         details.push({ workload: wl.id, system: s.id, rep, error: e.message });
@@ -170,7 +190,9 @@ async function main() {
     for (const s of systems) await s.reset(ctx); // leave no state behind
 
     const metrics = [];
-    for (const wl of workloads) for (const m of wl.metrics) metrics.push({ key: m.key, short: m.short, labelText: m.label(mode), unit: m.unit, better: m.better, workload: wl.id });
+    for (const wl of workloads)
+      for (const m of wl.metrics)
+        metrics.push({ key: m.key, short: m.short, labelText: m.label(mode), unit: m.unit, better: m.better, workload: wl.id });
     const results = {};
     for (const m of metrics) {
       results[m.key] = {};
@@ -196,7 +218,11 @@ async function main() {
 
     console.log(`\nworkpool bench (${modeName}): median (min–max) of ${mode.reps} repetition(s); † = hit the time cap`);
     console.log(textTable(run));
-    console.log(`\nraw durable commit rate: ${Object.entries(commitRates).map(([k, v]) => `${k} ${fmt(v, "jobs/s")}/s`).join(", ")}`);
+    console.log(
+      `\nraw durable commit rate: ${Object.entries(commitRates)
+        .map(([k, v]) => `${k} ${fmt(v, "jobs/s")}/s`)
+        .join(", ")}`,
+    );
 
     mkdirSync(join(HERE, "results"), { recursive: true });
     const json = JSON.stringify(run, null, 2) + "\n";
@@ -209,7 +235,9 @@ async function main() {
       writeFileSync(path, resultsMd(run, path));
       log(`wrote results/latest.json, results/full.json and RESULTS.md (${Math.round(run.durationS)} s)`);
     } else {
-      log(`wrote results/latest.json (${Math.round(run.durationS)} s); RESULTS.md and results/full.json are only rewritten by a complete full run`);
+      log(
+        `wrote results/latest.json (${Math.round(run.durationS)} s); RESULTS.md and results/full.json are only rewritten by a complete full run`,
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -63,7 +63,17 @@ export async function dumpPostgresSchema({ connectionString, migrate, admin }) {
   const schema = `wp_schema_dump_${randomBytes(6).toString("hex")}`;
   try {
     await migrate(schema);
-    const args = ["--schema-only", "--no-owner", "--no-privileges", "--no-tablespaces", "--no-comments", "--schema", schema, "--dbname", connectionString];
+    const args = [
+      "--schema-only",
+      "--no-owner",
+      "--no-privileges",
+      "--no-tablespaces",
+      "--no-comments",
+      "--schema",
+      schema,
+      "--dbname",
+      connectionString,
+    ];
     const { stdout } = await promisify(execFile)(process.env.PG_DUMP ?? "pg_dump", args, { maxBuffer: 16 * 1024 * 1024 });
     return normalisePgDump(stdout, schema);
   } finally {
@@ -86,7 +96,15 @@ export function dumpSqliteSchema({ migrate }) {
          ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, name`,
       )
       .all();
-    const body = rows.map((r) => `${r.sql.split("\n").map((l) => l.trimEnd()).join("\n")};`).join("\n\n");
+    const body = rows
+      .map(
+        (r) =>
+          `${r.sql
+            .split("\n")
+            .map((l) => l.trimEnd())
+            .join("\n")};`,
+      )
+      .join("\n\n");
     return `${header("sqlite_master")}\n${body}\n`;
   } finally {
     db.close();

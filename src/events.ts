@@ -117,7 +117,14 @@ export function eventLevel(e: WorkpoolEvents[WorkpoolEventName]): LogLevel {
 const HIGHEST_EVENT_LEVEL: Record<WorkpoolEventName, LogLevel> = { enqueued: "INFO", started: "INFO", completed: "WARN", report: "REPORT" };
 
 /** The logger method each level is written with. */
-const SINK_METHOD: Record<LogLevel, keyof Logger> = { DEBUG: "debug", TRACE: "debug", INFO: "info", REPORT: "info", WARN: "warn", ERROR: "error" };
+const SINK_METHOD: Record<LogLevel, keyof Logger> = {
+  DEBUG: "debug",
+  TRACE: "debug",
+  INFO: "info",
+  REPORT: "info",
+  WARN: "warn",
+  ERROR: "error",
+};
 
 /** Writes level-filtered log lines; the level can change at run time (configure). */
 export class PoolLogger {
@@ -140,7 +147,10 @@ export class PoolLogger {
     } catch (e) {
       if (this.failed) return;
       this.failed = true;
-      process.emitWarning(`workpool: the logger's ${SINK_METHOD[level]}() threw (${errorText(e)}); later errors of this logger are ignored`, { code: "WORKPOOL_LOGGER_THREW" });
+      process.emitWarning(
+        `workpool: the logger's ${SINK_METHOD[level]}() threw (${errorText(e)}); later errors of this logger are ignored`,
+        { code: "WORKPOOL_LOGGER_THREW" },
+      );
     }
   }
 

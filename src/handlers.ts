@@ -96,7 +96,10 @@ export class HandlerRegistry<Tx> {
     if (typeof fn !== "function") throw new InvalidArgumentError(`${field.replace("(name)", "(handler)")}`, "must be a function");
     const existing = this.handlers.get(name as string);
     if (existing) {
-      throw new InvalidArgumentError(field, `"${String(name)}" is already defined (as ${existing.kind === "onComplete" ? "an onComplete" : `a ${existing.kind}`}) in pool "${this.pool}"; each name may be defined once`);
+      throw new InvalidArgumentError(
+        field,
+        `"${String(name)}" is already defined (as ${existing.kind === "onComplete" ? "an onComplete" : `a ${existing.kind}`}) in pool "${this.pool}"; each name may be defined once`,
+      );
     }
     this.handlers.set(name as string, { kind, fn } as Registered<Tx>);
     const handle = Object.freeze({ kind, name: name as string, pool: this.pool }) as unknown as H;
@@ -114,7 +117,10 @@ export class HandlerRegistry<Tx> {
     const h = handle as AnyHandle | null;
     if (typeof h !== "object" || h === null || !this.handles.has(h)) {
       const from = typeof h === "object" && h !== null && typeof h.pool === "string" ? ` (it belongs to pool "${h.pool}")` : "";
-      throw new InvalidArgumentError(field, `must be a handle returned by this pool's define${kind === "onComplete" ? "OnComplete" : kind === "action" ? "Action" : "Mutation"}()${from}`);
+      throw new InvalidArgumentError(
+        field,
+        `must be a handle returned by this pool's define${kind === "onComplete" ? "OnComplete" : kind === "action" ? "Action" : "Mutation"}()${from}`,
+      );
     }
     if (h.kind !== kind) throw new InvalidArgumentError(field, `is a ${h.kind} handle ("${h.name}"); expected a ${kind} handle`);
     return h.name;

@@ -35,7 +35,17 @@ export type {
 export { MAX_PARALLELISM } from "./options.js";
 export type { ConfigureOptions, WorkpoolOptions } from "./options.js";
 export { MAX_PAYLOAD_BYTES } from "./json.js";
-export type { JsonValue, OnCompleteArgs, OnCompleteStatus, RetryBehavior, RunResult, Status, WorkId, WorkKind, WorkState } from "./types.js";
+export type {
+  JsonValue,
+  OnCompleteArgs,
+  OnCompleteStatus,
+  RetryBehavior,
+  RunResult,
+  Status,
+  WorkId,
+  WorkKind,
+  WorkState,
+} from "./types.js";
 export type { Store } from "./driver/driver.js";
 export { ActionRetrier } from "./retrier/action-retrier.js";
 export { RunNotCompletedError, UnknownRunError } from "./retrier/errors.js";

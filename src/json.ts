@@ -56,11 +56,15 @@ function check(path: JsonPath, value: unknown, seen: Set<object>, depth: number)
     case "object":
       break;
     default:
-      throw new InvalidArgumentError(String(path), `${describe(value)} is not JSON; pass plain data (objects, arrays, strings, finite numbers, booleans, null)`);
+      throw new InvalidArgumentError(
+        String(path),
+        `${describe(value)} is not JSON; pass plain data (objects, arrays, strings, finite numbers, booleans, null)`,
+      );
   }
   if (value === null) return;
   if (depth > MAX_DEPTH) throw new InvalidArgumentError(String(path), `nested deeper than ${MAX_DEPTH} levels`);
-  if (seen.has(value)) throw new InvalidArgumentError(String(path), "is a cycle (an object that contains itself); JSON cannot represent it");
+  if (seen.has(value))
+    throw new InvalidArgumentError(String(path), "is a cycle (an object that contains itself); JSON cannot represent it");
   seen.add(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -79,7 +83,10 @@ function check(path: JsonPath, value: unknown, seen: Set<object>, depth: number)
   } else {
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) {
-      throw new InvalidArgumentError(String(path), `${describe(value)} is not plain JSON; convert it (for a Date, use getTime() or toISOString())`);
+      throw new InvalidArgumentError(
+        String(path),
+        `${describe(value)} is not plain JSON; convert it (for a Date, use getTime() or toISOString())`,
+      );
     }
     if (Object.getOwnPropertySymbols(value).length > 0) {
       throw new InvalidArgumentError(String(path), "has symbol keys, which JSON cannot represent");
@@ -107,7 +114,10 @@ export function encodeJson(field: string, value: unknown, maxBytes: number = MAX
   // A UTF-16 code unit takes at most 3 bytes in UTF-8: short texts need no counting.
   const bytes = text.length * 3 <= maxBytes ? 0 : Buffer.byteLength(text, "utf8");
   if (bytes > maxBytes) {
-    throw new InvalidArgumentError(field, `is ${bytes} bytes as JSON; the limit is ${maxBytes} bytes (store large data elsewhere and pass a reference)`);
+    throw new InvalidArgumentError(
+      field,
+      `is ${bytes} bytes as JSON; the limit is ${maxBytes} bytes (store large data elsewhere and pass a reference)`,
+    );
   }
   return text;
 }

@@ -109,13 +109,23 @@ export function describeValue(value: unknown): string {
  * errors (`retry.`); `what` names the call (`new Workpool()`); `unknown` replaces the
  * message for a key that is not allowed.
  */
-export function checkOptionKeys(field: string, value: unknown, allowed: readonly string[], what: string, prefix = "", unknown?: string): Record<string, unknown> {
+export function checkOptionKeys(
+  field: string,
+  value: unknown,
+  allowed: readonly string[],
+  what: string,
+  prefix = "",
+  unknown?: string,
+): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new InvalidArgumentError(field, `must be an object of options for ${what}, got ${describeValue(value)}`);
   }
   for (const key in value) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) {
-      throw new InvalidArgumentError(`${prefix}${key}`, "is inherited through the options object's prototype; pass options as the object's own properties");
+      throw new InvalidArgumentError(
+        `${prefix}${key}`,
+        "is inherited through the options object's prototype; pass options as the object's own properties",
+      );
     }
     if (!allowed.includes(key)) {
       throw new InvalidArgumentError(`${prefix}${key}`, unknown ?? `is not an option of ${what}; allowed: ${allowed.join(", ")}`);
@@ -187,7 +197,10 @@ export function checkedClock(clock: Clock): Clock {
     now() {
       const t = clock.now();
       if (typeof t !== "number" || !Number.isFinite(t) || t < 0 || t > Number.MAX_SAFE_INTEGER) {
-        throw new InvalidArgumentError("clock", `now() returned ${describeValue(t)}; it must return epoch milliseconds (a finite number from 0 to 2^53 - 1)`);
+        throw new InvalidArgumentError(
+          "clock",
+          `now() returned ${describeValue(t)}; it must return epoch milliseconds (a finite number from 0 to 2^53 - 1)`,
+        );
       }
       return Math.floor(t);
     },
@@ -195,7 +208,6 @@ export function checkedClock(clock: Clock): Clock {
     clearTimeout: (handle) => clock.clearTimeout(handle),
   };
 }
-
 
 const WORKPOOL_OPTION_KEYS = [
   "name",
@@ -233,7 +245,9 @@ export function resolveOptions(options: WorkpoolOptions | undefined): ResolvedOp
     explicit,
     retryActionsByDefault: o.retryActionsByDefault ?? false,
     defaultRetryBehavior:
-      o.defaultRetryBehavior === undefined ? { ...DEFAULT_RETRY_BEHAVIOR } : checkRetryBehavior("defaultRetryBehavior", o.defaultRetryBehavior),
+      o.defaultRetryBehavior === undefined
+        ? { ...DEFAULT_RETRY_BEHAVIOR }
+        : checkRetryBehavior("defaultRetryBehavior", o.defaultRetryBehavior),
     logLevel: explicit.logLevel ?? "REPORT",
     leaseMs: o.leaseMs === undefined ? 30_000 : checkInt("leaseMs", o.leaseMs, 100, DAY),
     actionTimeoutMs: o.actionTimeoutMs === undefined ? null : checkInt("actionTimeoutMs", o.actionTimeoutMs, 1, 7 * DAY),
@@ -259,7 +273,14 @@ export interface ConfigureOptions {
 
 /** Validates `configure()` input. */
 export function checkConfigure(options: unknown): ConfigureOptions {
-  const o = checkOptionKeys("options", options, ["maxParallelism", "logLevel"], "configure()", "", "is not a runtime option; configure() accepts maxParallelism and logLevel");
+  const o = checkOptionKeys(
+    "options",
+    options,
+    ["maxParallelism", "logLevel"],
+    "configure()",
+    "",
+    "is not a runtime option; configure() accepts maxParallelism and logLevel",
+  );
   const out: ConfigureOptions = {};
   if (o.maxParallelism !== undefined) out.maxParallelism = checkMaxParallelism("maxParallelism", o.maxParallelism);
   if (o.logLevel !== undefined) out.logLevel = checkLogLevel("logLevel", o.logLevel);

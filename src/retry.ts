@@ -33,7 +33,12 @@ export const DEFAULT_RETRY_BEHAVIOR: Readonly<RetryBehavior> = Object.freeze({
  * `initialBackoffMs * base^(failedAttempt - 1)`, times a jitter factor in [0.5, 1.5).
  * `random` returns a number in [0, 1), like Math.random; `report` hears when it does not.
  */
-export function backoffMs(behavior: RetryBehavior, failedAttempt: number, random: () => number, report: (message: string) => void = noReport): number {
+export function backoffMs(
+  behavior: RetryBehavior,
+  failedAttempt: number,
+  random: () => number,
+  report: (message: string) => void = noReport,
+): number {
   const raw = behavior.initialBackoffMs * Math.pow(behavior.base, Math.max(0, failedAttempt - 1));
   const delay = raw * (0.5 + checkedJitter(random, report));
   // Huge exponents overflow to Infinity; the scheduler clamps far-future times anyway.
@@ -58,7 +63,9 @@ function checkedJitter(random: () => number, report: (message: string) => void):
     r = e;
   }
   if (typeof r === "number" && r >= 0 && r < 1) return r;
-  report(`workpool: random: returned ${typeof r === "number" ? String(r) : "something that is not a number"}; it must return a number in [0, 1), like Math.random. Using Math.random for this draw`);
+  report(
+    `workpool: random: returned ${typeof r === "number" ? String(r) : "something that is not a number"}; it must return a number in [0, 1), like Math.random. Using Math.random for this draw`,
+  );
   return Math.random();
 }
 

@@ -16,10 +16,7 @@ export type WorkKind = "action" | "mutation";
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** The outcome of finished work, as passed to onComplete and shown by `status`. */
-export type RunResult<R = unknown> =
-  | { kind: "success"; returnValue: R }
-  | { kind: "failed"; error: string }
-  | { kind: "canceled" };
+export type RunResult<R = unknown> = { kind: "success"; returnValue: R } | { kind: "failed"; error: string } | { kind: "canceled" };
 
 /** How failed actions are retried. Delay before attempt n+1 = initialBackoffMs * base^(n-1) * jitter[0.5, 1.5). */
 export interface RetryBehavior {

@@ -22,7 +22,18 @@ import { applyTransitions, cancelPending, type Transition } from "./internal/tra
 import type { PoolRuntime } from "./internal/runtime.js";
 import { resolveRunAt } from "./internal/schedule.js";
 import { Worker, type RunOnceResult } from "./internal/worker.js";
-import { checkConfigure, checkInt, checkName, checkOptionKeys, checkRetryBehavior, describeValue, resolveOptions, type ConfigureOptions, type ResolvedOptions, type WorkpoolOptions } from "./options.js";
+import {
+  checkConfigure,
+  checkInt,
+  checkName,
+  checkOptionKeys,
+  checkRetryBehavior,
+  describeValue,
+  resolveOptions,
+  type ConfigureOptions,
+  type ResolvedOptions,
+  type WorkpoolOptions,
+} from "./options.js";
 import type { RetryBehavior, RunResult, Status, WorkId } from "./types.js";
 
 /** Options shared by enqueueAction and enqueueMutation. */
@@ -130,12 +141,20 @@ export class Workpool<Tx = unknown> {
   }
 
   /** Enqueues one action per element of `argsArray`, in one transaction. */
-  enqueueActionBatch<A, R, C = unknown>(handle: ActionHandle<A, R>, argsArray: readonly A[], options?: ActionEnqueueOptions<Tx, C, R>): Promise<WorkId[]> {
+  enqueueActionBatch<A, R, C = unknown>(
+    handle: ActionHandle<A, R>,
+    argsArray: readonly A[],
+    options?: ActionEnqueueOptions<Tx, C, R>,
+  ): Promise<WorkId[]> {
     return this.enqueue("action", handle, () => checkBatch(argsArray), options, "argsArray");
   }
 
   /** Enqueues one mutation per element of `argsArray`, in one transaction. */
-  enqueueMutationBatch<A, R, C = unknown>(handle: MutationHandle<A, R>, argsArray: readonly A[], options?: EnqueueOptions<Tx, C, R>): Promise<WorkId[]> {
+  enqueueMutationBatch<A, R, C = unknown>(
+    handle: MutationHandle<A, R>,
+    argsArray: readonly A[],
+    options?: EnqueueOptions<Tx, C, R>,
+  ): Promise<WorkId[]> {
     return this.enqueue("mutation", handle, () => checkBatch(argsArray), options, "argsArray");
   }
 
@@ -144,8 +163,15 @@ export class Workpool<Tx = unknown> {
    * synchronous store (SQLite): there it throws, so the caller's synchronous
    * `db.transaction()` rolls back instead of committing without the work.
    */
-  private enqueue(kind: "action" | "mutation", handle: unknown, argsList: () => readonly unknown[], options: unknown, argsField: string): Promise<WorkId[]> {
-    const throwsSync = this.driver.synchronousTx && typeof options === "object" && options !== null && (options as { tx?: unknown }).tx !== undefined;
+  private enqueue(
+    kind: "action" | "mutation",
+    handle: unknown,
+    argsList: () => readonly unknown[],
+    options: unknown,
+    argsField: string,
+  ): Promise<WorkId[]> {
+    const throwsSync =
+      this.driver.synchronousTx && typeof options === "object" && options !== null && (options as { tx?: unknown }).tx !== undefined;
     try {
       return this.insert(this.prepare(kind, handle, argsList(), options, argsField));
     } catch (e) {
@@ -155,23 +181,35 @@ export class Workpool<Tx = unknown> {
   }
 
   /** Validates everything and builds the rows; throws before anything is written. */
-  private prepare(kind: "action" | "mutation", handle: unknown, argsList: readonly unknown[], options: unknown, argsField: string): { rows: NewWork[]; tx: Tx | undefined } {
+  private prepare(
+    kind: "action" | "mutation",
+    handle: unknown,
+    argsList: readonly unknown[],
+    options: unknown,
+    argsField: string,
+  ): { rows: NewWork[]; tx: Tx | undefined } {
     const fnName = this.handlers.checkHandle("handle", handle, kind);
     if (kind === "mutation" && typeof options === "object" && options !== null) {
       for (const key of ["retry", "timeoutMs"]) {
         if (Object.prototype.hasOwnProperty.call(options, key)) {
-          throw new InvalidArgumentError(key, "is not an option of enqueueMutation (mutations run once in a transaction and are not retried or timed out)");
+          throw new InvalidArgumentError(
+            key,
+            "is not an option of enqueueMutation (mutations run once in a transaction and are not retried or timed out)",
+          );
         }
       }
     }
     const what = kind === "action" ? "enqueueAction" : "enqueueMutation";
-    const o = (options === undefined ? {} : checkOptionKeys("options", options, kind === "action" ? ACTION_OPTIONS : MUTATION_OPTIONS, what)) as ActionEnqueueOptions<Tx>;
+    const o = (
+      options === undefined ? {} : checkOptionKeys("options", options, kind === "action" ? ACTION_OPTIONS : MUTATION_OPTIONS, what)
+    ) as ActionEnqueueOptions<Tx>;
     const now = this.opts.clock.now();
     const runAt = resolveRunAt(o, now, this.logger);
     const retry = kind === "action" ? this.resolveRetry(o.retry) : null;
     const timeoutMs = o.timeoutMs === undefined ? null : checkInt("timeoutMs", o.timeoutMs, 1, 7 * 24 * 3600 * 1000);
     const onComplete = o.onComplete === undefined ? null : this.handlers.checkHandle("onComplete", o.onComplete, "onComplete");
-    if (o.context !== undefined && onComplete === null) throw new InvalidArgumentError("context", "is only delivered to onComplete; give onComplete too");
+    if (o.context !== undefined && onComplete === null)
+      throw new InvalidArgumentError("context", "is only delivered to onComplete; give onComplete too");
     const context = encodeOptionalJson("context", o.context);
     const name = o.name === undefined ? null : checkName("name", o.name, 200);
     const rows = argsList.map((args, i) => ({
@@ -208,17 +246,27 @@ export class Workpool<Tx = unknown> {
       // Built only when someone will see them: a batch enqueue makes one per row.
       if (this.events.wants("enqueued")) {
         for (const r of rows) {
-          this.events.emit({ event: "enqueued", pool: this.name, workId: r.id, fnName: r.fnName, kind: r.kind, runAt: r.runAt, enqueuedAt: r.enqueuedAt });
+          this.events.emit({
+            event: "enqueued",
+            pool: this.name,
+            workId: r.id,
+            fnName: r.fnName,
+            kind: r.kind,
+            runAt: r.runAt,
+            enqueuedAt: r.enqueuedAt,
+          });
         }
       }
       return rows.map((r) => r.id);
     };
     if (rows.length === 0) return Promise.resolve([]);
     if (tx !== undefined && this.driver.synchronousTx) {
-      if (tx === null || typeof tx !== "object") throw new InvalidArgumentError("tx", "must be the store's transaction handle (a better-sqlite3 Database for SQLite)");
+      if (tx === null || typeof tx !== "object")
+        throw new InvalidArgumentError("tx", "must be the store's transaction handle (a better-sqlite3 Database for SQLite)");
       return this.driver.insertWork(rows, tx).then(emit);
     }
-    const claim = tx === undefined && rows.length === 1 && this.driver.insertAndClaim ? this.worker.enqueueClaimOptions(rows[0]!.runAt) : null;
+    const claim =
+      tx === undefined && rows.length === 1 && this.driver.insertAndClaim ? this.worker.enqueueClaimOptions(rows[0]!.runAt) : null;
     if (claim) {
       // This process runs a worker with room: the work may start without a second commit.
       return this.worker.trackEnqueueClaim(
@@ -265,7 +313,11 @@ export class Workpool<Tx = unknown> {
     if (!this.poolReady) {
       this.poolReady = (async () => {
         await this.ready();
-        const config = await this.driver.ensurePool(this.name, { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel }, this.opts.explicit);
+        const config = await this.driver.ensurePool(
+          this.name,
+          { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel },
+          this.opts.explicit,
+        );
         this.logger.level = config.logLevel;
       })().catch((e: unknown) => {
         this.poolReady = null;
@@ -350,7 +402,11 @@ export class Workpool<Tx = unknown> {
   async configure(options: ConfigureOptions): Promise<void> {
     const patch = checkConfigure(options);
     await this.readyPool();
-    const config = await this.driver.ensurePool(this.name, { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel }, patch);
+    const config = await this.driver.ensurePool(
+      this.name,
+      { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel },
+      patch,
+    );
     this.logger.level = config.logLevel;
     this.worker.wake();
   }
@@ -406,7 +462,8 @@ const ACTION_OPTIONS = [...MUTATION_OPTIONS, "retry", "timeoutMs"];
 
 function checkBatch<A>(argsArray: readonly A[]): readonly A[] {
   if (!Array.isArray(argsArray)) throw new InvalidArgumentError("argsArray", "must be an array of args");
-  if (argsArray.length > MAX_BATCH) throw new InvalidArgumentError("argsArray", `has ${argsArray.length} items; at most ${MAX_BATCH} per batch`);
+  if (argsArray.length > MAX_BATCH)
+    throw new InvalidArgumentError("argsArray", `has ${argsArray.length} items; at most ${MAX_BATCH} per batch`);
   return argsArray;
 }
 
@@ -414,7 +471,11 @@ function checkIds(field: string, ids: readonly unknown[]): string[] {
   if (!Array.isArray(ids)) throw new InvalidArgumentError(field, "must be an array of work ids");
   if (ids.length > MAX_BATCH) throw new InvalidArgumentError(field, `has ${ids.length} ids; at most ${MAX_BATCH} per call`);
   ids.forEach((id, i) => {
-    if (!isWorkId(id)) throw new InvalidArgumentError(ids.length === 1 && field === "id" ? "id" : `${field}[${i}]`, `is not a work id (26 characters, as returned by enqueue), got ${describeValue(id)}`);
+    if (!isWorkId(id))
+      throw new InvalidArgumentError(
+        ids.length === 1 && field === "id" ? "id" : `${field}[${i}]`,
+        `is not a work id (26 characters, as returned by enqueue), got ${describeValue(id)}`,
+      );
   });
   return ids as string[];
 }

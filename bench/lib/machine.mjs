@@ -3,7 +3,17 @@ import os from "node:os";
 import { withClient } from "./pg.mjs";
 import { REDIS_URL } from "./env.mjs";
 
-const PG_SETTINGS = ["server_version", "synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "shared_buffers", "max_connections", "commit_delay", "autovacuum"];
+const PG_SETTINGS = [
+  "server_version",
+  "synchronous_commit",
+  "fsync",
+  "wal_sync_method",
+  "full_page_writes",
+  "shared_buffers",
+  "max_connections",
+  "commit_delay",
+  "autovacuum",
+];
 
 export async function describeMachine({ needPostgres, needRedis }) {
   const cpus = os.cpus();
@@ -33,7 +43,13 @@ export async function describeMachine({ needPostgres, needRedis }) {
       const server = await r.info("server");
       const version = /redis_version:(\S+)/.exec(server)?.[1];
       const get = async (k) => (await r.config("GET", k))[1];
-      info.redis = { version, appendonly: await get("appendonly"), appendfsync: await get("appendfsync"), save: (await get("save")) || '""', "maxmemory-policy": await get("maxmemory-policy") };
+      info.redis = {
+        version,
+        appendonly: await get("appendonly"),
+        appendfsync: await get("appendfsync"),
+        save: (await get("save")) || '""',
+        "maxmemory-policy": await get("maxmemory-policy"),
+      };
     } finally {
       await r.quit();
     }

@@ -66,14 +66,21 @@ export function textTable(run) {
 }
 
 function mdTable(head, rows) {
-  return [`| ${head.join(" | ")} |`, `|${head.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+  return [
+    `| ${head.join(" | ")} |`,
+    `|${head.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+  ].join("\n");
 }
 
 export function resultsTableMd(run) {
   const systems = run.systems.filter((s) => !s.skipped);
   return mdTable(
     ["", ...systems.map((s) => s.label)],
-    run.metrics.map((m) => [`${m.labelText} (${m.unit}, ${m.better} is better)`, ...systems.map((s) => cell(run.results[m.key]?.[s.id], m.unit))]),
+    run.metrics.map((m) => [
+      `${m.labelText} (${m.unit}, ${m.better} is better)`,
+      ...systems.map((s) => cell(run.results[m.key]?.[s.id], m.unit)),
+    ]),
   );
 }
 
@@ -84,7 +91,10 @@ export function ratioTablesMd(run) {
     .map((o) => {
       const t = mdTable(
         ["", ...peers.map((p) => `${o.label} / ${p.label}`)],
-        run.metrics.map((m) => [`${m.short} (${m.better} is better)`, ...peers.map((p) => fmtRatio(ratio(run.results[m.key]?.[o.id], run.results[m.key]?.[p.id], m.better)))]),
+        run.metrics.map((m) => [
+          `${m.short} (${m.better} is better)`,
+          ...peers.map((p) => fmtRatio(ratio(run.results[m.key]?.[o.id], run.results[m.key]?.[p.id], m.better))),
+        ]),
       );
       return `#### ${o.label} / each peer\n\n${t}`;
     })
@@ -117,7 +127,11 @@ export function cappedLines(run) {
       const agg = run.results[m.key]?.[s.id];
       if (!agg?.capped?.length) continue;
       const key = `${s.label}, ${m.workload}`;
-      if (!seen.has(key)) seen.set(key, `${key}: ${agg.capped.length} of ${agg.values.length} run${agg.values.length > 1 ? "s" : ""} (${agg.capped.join("; ")})`);
+      if (!seen.has(key))
+        seen.set(
+          key,
+          `${key}: ${agg.capped.length} of ${agg.values.length} run${agg.values.length > 1 ? "s" : ""} (${agg.capped.join("; ")})`,
+        );
     }
   }
   return [...seen.values()];
@@ -251,7 +265,10 @@ export function lossesMd(run) {
     if (lines.length) sections.push(`### ${g.title}\n\n${lines.join("\n")}\n\n${g.why.join("\n")}`);
   }
   const explained = new Set(WHY_LOSSES.flatMap((g) => g.keys));
-  const rest = lossLines(run, run.metrics.filter((m) => !explained.has(m.key)).map((m) => m.key));
+  const rest = lossLines(
+    run,
+    run.metrics.filter((m) => !explained.has(m.key)).map((m) => m.key),
+  );
   if (rest.length) sections.push(`### Not explained yet\n\n${rest.join("\n")}\n\nAdd an explanation to \`WHY_LOSSES\` in lib/report.mjs.`);
   return `## Why the losses
 
@@ -300,7 +317,15 @@ server.
 
 ${resultsTableMd(run)}
 
-${cappedLines(run).length ? "Runs that hit their time cap:\n\n" + cappedLines(run).map((l) => `- ${l}`).join("\n") + "\n" : ""}
+${
+  cappedLines(run).length
+    ? "Runs that hit their time cap:\n\n" +
+      cappedLines(run)
+        .map((l) => `- ${l}`)
+        .join("\n") +
+      "\n"
+    : ""
+}
 ## Ratios (ours / peer)
 
 A ratio above 1 means workpool's number is larger; ✓ marks where workpool is better

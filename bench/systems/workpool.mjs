@@ -62,7 +62,7 @@ export function workpoolSqlite(synchronous) {
         : "survives a process crash, not power loss (WAL, synchronous=NORMAL)",
     config:
       `sqliteStore({ filename, synchronous: "${synchronous}" }) (WAL, busy_timeout 5000, poll 100 ms); ` +
-      "`new Workpool(store, { maxParallelism: N, logLevel: \"ERROR\" })`; enqueueAction / enqueueActionBatch; no retry (the default).",
+      '`new Workpool(store, { maxParallelism: N, logLevel: "ERROR" })`; enqueueAction / enqueueActionBatch; no retry (the default).',
     // The NORMAL row is a separately labelled extra: it skips the long workloads.
     skip: synchronous === "FULL" ? [] : ["large-backlog", "latency"],
     available: async (ctx) => builtCheck(ctx),
@@ -88,7 +88,7 @@ export const workpoolPostgres = {
   durability: "every commit WAL-flushed (server default synchronous_commit=on)",
   config:
     `postgresStore({ connectionString, schema: "${PG_SCHEMA}" }) (pg.Pool default size 10, LISTEN/NOTIFY wake-ups); ` +
-    "`new Workpool(store, { maxParallelism: N, logLevel: \"ERROR\" })`; enqueueAction / enqueueActionBatch.",
+    '`new Workpool(store, { maxParallelism: N, logLevel: "ERROR" })`; enqueueAction / enqueueActionBatch.',
   skip: [],
   async available(ctx) {
     const built = builtCheck(ctx);

@@ -6,11 +6,29 @@ import { DRAIN_CONCURRENCIES, FILL_BATCH_SIZE } from "../lib/env.mjs";
 function drainWorkload(concurrency) {
   const key = `drain${concurrency}`;
   const metrics = [
-    { key, short: `drain backlog, c=${concurrency}`, label: (m) => `drain ${m.drain.toLocaleString("en-US")} queued, concurrency ${concurrency}`, unit: "jobs/s", better: "higher" },
+    {
+      key,
+      short: `drain backlog, c=${concurrency}`,
+      label: (m) => `drain ${m.drain.toLocaleString("en-US")} queued, concurrency ${concurrency}`,
+      unit: "jobs/s",
+      better: "higher",
+    },
   ];
   if (concurrency === 100) {
-    metrics.push({ key: "stallMs", short: "longest event-loop stall", label: () => "longest event-loop stall of the worker process (drain, concurrency 100)", unit: "ms", better: "lower" });
-    metrics.push({ key: "rssMb", short: "peak RSS of worker", label: () => "peak RSS of the worker process (drain, concurrency 100)", unit: "MB", better: "lower" });
+    metrics.push({
+      key: "stallMs",
+      short: "longest event-loop stall",
+      label: () => "longest event-loop stall of the worker process (drain, concurrency 100)",
+      unit: "ms",
+      better: "lower",
+    });
+    metrics.push({
+      key: "rssMb",
+      short: "peak RSS of worker",
+      label: () => "peak RSS of the worker process (drain, concurrency 100)",
+      unit: "MB",
+      better: "lower",
+    });
   }
   return {
     id: `drain-${concurrency}`,
@@ -25,7 +43,13 @@ function drainWorkload(concurrency) {
         values.stallMs = r.maxLoopStallMs;
         values.rssMb = r.peakRssMb;
       }
-      return { values, capped: r.capped ? { [key]: `${r.completed.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.drainCapS} s` } : {}, detail: { seconds: r.seconds, completed: r.completed } };
+      return {
+        values,
+        capped: r.capped
+          ? { [key]: `${r.completed.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.drainCapS} s` }
+          : {},
+        detail: { seconds: r.seconds, completed: r.completed },
+      };
     },
   };
 }

@@ -16,7 +16,9 @@ export default {
   async measure({ system, mode, ctx, child }) {
     await system.reset(ctx);
     const r = await child("enqueueBatch", { n: mode.enqueueBatch, capS: mode.enqueueBatchCapS });
-    const capped = r.capped ? { enqueueBatch: `${r.done.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.enqueueBatchCapS} s` } : {};
+    const capped = r.capped
+      ? { enqueueBatch: `${r.done.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.enqueueBatchCapS} s` }
+      : {};
     return { values: { enqueueBatch: r.rate }, capped, detail: { seconds: r.seconds, done: r.done } };
   },
 };

@@ -6,7 +6,13 @@ export default {
   id: "enqueue-one",
   perRep: true,
   metrics: [
-    { key: "enqueueOne", short: "enqueue one at a time", label: (m) => `enqueue one at a time, ${m.enqueueOne.toLocaleString("en-US")} jobs`, unit: "jobs/s", better: "higher" },
+    {
+      key: "enqueueOne",
+      short: "enqueue one at a time",
+      label: (m) => `enqueue one at a time, ${m.enqueueOne.toLocaleString("en-US")} jobs`,
+      unit: "jobs/s",
+      better: "higher",
+    },
     {
       key: "enqueueOneOfRaw",
       short: "enqueue one at a time, % of raw commits",
@@ -17,7 +23,12 @@ export default {
   ],
   async measure({ system, mode, ctx, child }) {
     await system.reset(ctx);
-    const r = await child("enqueueOne", { n: mode.enqueueOne, capS: mode.enqueueOneCapS, reference: system.commitReference, warmUpS: mode.enqueueOneWarmUpS });
+    const r = await child("enqueueOne", {
+      n: mode.enqueueOne,
+      capS: mode.enqueueOneCapS,
+      reference: system.commitReference,
+      warmUpS: mode.enqueueOneWarmUpS,
+    });
     const cap = `${r.done.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.enqueueOneCapS} s`;
     const capped = r.capped ? { enqueueOne: cap, enqueueOneOfRaw: cap } : {};
     // A system without a commit reference has no share to report.

@@ -27,9 +27,28 @@ export default {
   id: "large-backlog",
   perRep: false,
   metrics: [
-    { key: "backlogFill", short: "large backlog: fill", label: (m) => `fill the large backlog: ${m.backlog.toLocaleString("en-US")} jobs in batches of ${FILL_BATCH_SIZE.toLocaleString("en-US")}`, unit: "jobs/s", better: "higher" },
-    { key: "backlogStart", short: "large backlog: drain start", label: (m) => `large backlog (${m.backlog.toLocaleString("en-US")}) drain, first 20% of the run, c=${BACKLOG_CONCURRENCY}`, unit: "jobs/s", better: "higher" },
-    { key: "backlogEnd", short: "large backlog: drain end", label: (m) => `large backlog (${m.backlog.toLocaleString("en-US")}) drain, last 20% of the run, c=${BACKLOG_CONCURRENCY}`, unit: "jobs/s", better: "higher" },
+    {
+      key: "backlogFill",
+      short: "large backlog: fill",
+      label: (m) =>
+        `fill the large backlog: ${m.backlog.toLocaleString("en-US")} jobs in batches of ${FILL_BATCH_SIZE.toLocaleString("en-US")}`,
+      unit: "jobs/s",
+      better: "higher",
+    },
+    {
+      key: "backlogStart",
+      short: "large backlog: drain start",
+      label: (m) => `large backlog (${m.backlog.toLocaleString("en-US")}) drain, first 20% of the run, c=${BACKLOG_CONCURRENCY}`,
+      unit: "jobs/s",
+      better: "higher",
+    },
+    {
+      key: "backlogEnd",
+      short: "large backlog: drain end",
+      label: (m) => `large backlog (${m.backlog.toLocaleString("en-US")}) drain, last 20% of the run, c=${BACKLOG_CONCURRENCY}`,
+      unit: "jobs/s",
+      better: "higher",
+    },
   ],
   async measure({ system, mode, ctx, child }) {
     await system.reset(ctx);

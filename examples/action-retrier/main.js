@@ -36,7 +36,9 @@ const currencyOf = new Map();
 const record = retrier.defineOnComplete("recordRate", (ctx, { runId, result }) => {
   const rate = result.type === "success" ? /** @type {{ rate: number }} */ (result.returnValue).rate : null;
   const error = result.type === "failed" ? result.error : null;
-  ctx.tx.prepare("INSERT INTO rates (run_id, currency, outcome, rate, error) VALUES (?, ?, ?, ?, ?)").run(runId, currencyOf.get(runId) ?? "?", result.type, rate, error);
+  ctx.tx
+    .prepare("INSERT INTO rates (run_id, currency, outcome, rate, error) VALUES (?, ?, ?, ?, ?)")
+    .run(runId, currencyOf.get(runId) ?? "?", result.type, rate, error);
 });
 
 await retrier.start();

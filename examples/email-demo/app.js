@@ -167,7 +167,11 @@ async function postgresAppStore(postgres, url, fresh) {
         await client.query("BEGIN");
         const ids = [];
         for (const email of emails) {
-          await client.query(`INSERT INTO ${schema}.emails (id, recipient, subject) VALUES ($1, $2, $3)`, [email.id, email.to, email.subject]);
+          await client.query(`INSERT INTO ${schema}.emails (id, recipient, subject) VALUES ($1, $2, $3)`, [
+            email.id,
+            email.to,
+            email.subject,
+          ]);
           ids.push(await enqueue(email, client));
         }
         await client.query("COMMIT");
@@ -258,7 +262,6 @@ export function makeEmails(count) {
     subject: `Your weekly digest #${id}`,
   }));
 }
-
 
 /**
  * The demo's pool and handlers, the same in every process that runs it.

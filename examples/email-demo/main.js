@@ -43,7 +43,9 @@ function parseCommandLine() {
     "  --workers W  worker processes, 0 to 16 (default 0: the worker runs in this process)";
   let values;
   try {
-    ({ values } = parseArgs({ options: { emails: { type: "string" }, workers: { type: "string" }, help: { type: "boolean", short: "h" } } }));
+    ({ values } = parseArgs({
+      options: { emails: { type: "string" }, workers: { type: "string" }, help: { type: "boolean", short: "h" } },
+    }));
   } catch (e) {
     console.error(`${e instanceof Error ? e.message : String(e)}\n${usage}`);
     process.exit(2);
@@ -64,7 +66,6 @@ function parseCommandLine() {
   }
   return { emails, workers };
 }
-
 
 // Progress
 
@@ -145,7 +146,12 @@ function showProgress(progress) {
       },
       cliProgress.Presets.shades_classic,
     );
-    const payload = () => ({ failed: progress.failed, retrying: progress.retrying, running: progress.running, rate: progress.rate().toFixed(0) });
+    const payload = () => ({
+      failed: progress.failed,
+      retrying: progress.retrying,
+      running: progress.running,
+      rate: progress.rate().toFixed(0),
+    });
     bar.start(progress.total, 0, payload());
     const timer = setInterval(() => bar.update(progress.done, payload()), 100);
     return () => {
@@ -232,7 +238,8 @@ async function main() {
   const t0 = performance.now();
   const emails = makeEmails(count);
   await app.enqueueAll(
-    (email, tx) => pool.enqueueAction(send, email, { onComplete: recordDelivery, context: { emailId: email.id }, name: `email-${email.id}`, tx }),
+    (email, tx) =>
+      pool.enqueueAction(send, email, { onComplete: recordDelivery, context: { emailId: email.id }, name: `email-${email.id}`, tx }),
     emails,
   );
 
@@ -296,10 +303,7 @@ async function main() {
     ["throughput", `${formatInt(Math.round((count * 1000) / wallMs))} emails/s`],
     ["enqueue-to-finish p50", formatMs(percentile(latencies, 50))],
     ["enqueue-to-finish p95", formatMs(percentile(latencies, 95))],
-    [
-      "deliveries table",
-      `${formatInt(check.rows)} rows for ${formatInt(check.emails)} emails: ${ok ? "OK" : "MISMATCH"}`,
-    ],
+    ["deliveries table", `${formatInt(check.rows)} rows for ${formatInt(check.emails)} emails: ${ok ? "OK" : "MISMATCH"}`],
   );
   console.log(`\n${table.toString()}`);
   if (logged.length) console.log(`\nThe pool logged ${logged.length} error line(s):\n${logged.slice(0, 20).join("\n")}`);

@@ -15,7 +15,15 @@ import type { TimerHandle } from "../clock.js";
 import type { CompletedEvent } from "../events.js";
 import { fallbackLevels, fallbackTransition, refusalReason, REFUSALS_PER_LEVEL } from "./fallback.js";
 import type { PoolRuntime } from "./runtime.js";
-import { applyTransitions, completedEvent, decide, lockCurrentAttempts, warnStaleAttempt, type AttemptOutcome, type Transition } from "./transitions.js";
+import {
+  applyTransitions,
+  completedEvent,
+  decide,
+  lockCurrentAttempts,
+  warnStaleAttempt,
+  type AttemptOutcome,
+  type Transition,
+} from "./transitions.js";
 
 const MAX_BATCH = 500;
 /** The queue is split between free lanes only if each gets at least this many results. */
@@ -177,7 +185,7 @@ export class Completer<Tx> {
     const now = this.rt.options.clock.now();
     const batch: Pending[] = [];
     let cap = size;
-    for (let i = 0; i < this.buffer.length && batch.length < cap; ) {
+    for (let i = 0; i < this.buffer.length && batch.length < cap;) {
       const p = this.buffer[i]!;
       if (p.notBefore > now || p.limit <= batch.length) {
         i++;
@@ -257,7 +265,10 @@ export class Completer<Tx> {
       p.refusals = 0;
     }
     if (p.level > fallbackLevels(p.row)) {
-      logger.error(`workpool: the store refused every way of recording attempt ${attempt} of ${id}; dropping it: its lease will expire and maintenance will finish it`, e);
+      logger.error(
+        `workpool: the store refused every way of recording attempt ${attempt} of ${id}; dropping it: its lease will expire and maintenance will finish it`,
+        e,
+      );
       p.resolve(false);
       return;
     }
@@ -266,7 +277,10 @@ export class Completer<Tx> {
     const now = this.rt.options.clock.now();
     p.notBefore = now + Math.min(5000, 100 * 2 ** (p.refusals + p.level));
     this.buffer.push(p);
-    logger.error(`workpool: the store refused the outcome of attempt ${attempt} of ${id}; retrying it alone${p.level ? ` at fallback level ${p.level}` : ""}`, e);
+    logger.error(
+      `workpool: the store refused the outcome of attempt ${attempt} of ${id}; retrying it alone${p.level ? ` at fallback level ${p.level}` : ""}`,
+      e,
+    );
   }
 
   /** Writes one batch; returns whether its claim refilled the slots it freed. */
@@ -314,7 +328,11 @@ export class Completer<Tx> {
     const rt = this.rt;
     return rt.driver.transaction(async (ops) => {
       const now = rt.options.clock.now();
-      const current = await lockCurrentAttempts(rt, ops, batch.map((p) => p.row));
+      const current = await lockCurrentAttempts(
+        rt,
+        ops,
+        batch.map((p) => p.row),
+      );
       const transitions: Transition[] = [];
       for (const p of batch) {
         const row = current.get(p.row.id);

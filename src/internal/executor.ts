@@ -38,7 +38,9 @@ export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: At
   const { clock } = rt.options;
   const timeoutMs = row.timeoutMs ?? rt.options.actionTimeoutMs;
   const timer =
-    timeoutMs === null ? null : clock.setTimeout(() => abort.abort(new AttemptAbortedError("timeout", `timed out after ${timeoutMs} ms`)), timeoutMs);
+    timeoutMs === null
+      ? null
+      : clock.setTimeout(() => abort.abort(new AttemptAbortedError("timeout", `timed out after ${timeoutMs} ms`)), timeoutMs);
   try {
     if (abort.aborted) return fromAbort(abort);
     const ctx = {
@@ -91,7 +93,12 @@ function untilAborted(result: unknown, abort: AttemptAbort): unknown {
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value instanceof Promise || ((typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function");
+  return (
+    value instanceof Promise ||
+    ((typeof value === "object" || typeof value === "function") &&
+      value !== null &&
+      typeof (value as { then?: unknown }).then === "function")
+  );
 }
 
 function fromAbort(abort: AttemptAbort): AttemptOutcome | null {
@@ -121,7 +128,10 @@ export async function runMutation<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promis
     refusal = e;
   }
   for (let level = 1; level <= fallbackLevels(row); level++) {
-    rt.logger.error(`workpool: the store refused the transaction of mutation ${row.id} attempt ${row.attempt}; recording it as failed (fallback level ${level})`, refusal);
+    rt.logger.error(
+      `workpool: the store refused the transaction of mutation ${row.id} attempt ${row.attempt}; recording it as failed (fallback level ${level})`,
+      refusal,
+    );
     try {
       return await writeFallback(rt, row, { kind: "failed", error: errorText(refusal), retryable: false }, level, refusal);
     } catch (e) {

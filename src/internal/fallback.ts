@@ -35,7 +35,9 @@ export function fallbackTransition(t: Transition, level: number, reason: string)
   if (level === 0) return t;
   const failOutcome = level !== 2 && t.status !== "canceled";
   const refuseOnComplete = level >= 2 && t.row.onComplete !== null;
-  const out: Transition = failOutcome ? { row: t.row, status: "failed", result: { kind: "failed", error: reason }, error: reason } : { ...t };
+  const out: Transition = failOutcome
+    ? { row: t.row, status: "failed", result: { kind: "failed", error: reason }, error: reason }
+    : { ...t };
   if (refuseOnComplete && out.result) out.onCompleteRefused = reason;
   return out;
 }
@@ -44,7 +46,13 @@ export function fallbackTransition(t: Transition, level: number, reason: string)
  * Writes `outcome` for `row`'s attempt at fallback `level`, in a transaction of its own.
  * Returns the events to emit (none if the attempt is no longer current).
  */
-export async function writeFallback<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, outcome: AttemptOutcome, level: number, error: unknown): Promise<CompletedEvent[]> {
+export async function writeFallback<Tx>(
+  rt: PoolRuntime<Tx>,
+  row: WorkRow,
+  outcome: AttemptOutcome,
+  level: number,
+  error: unknown,
+): Promise<CompletedEvent[]> {
   const reason = refusalReason(row.attempt, error);
   return rt.driver.transaction(async (ops) => {
     const now = rt.options.clock.now();

@@ -86,7 +86,12 @@ export class Maintenance<Tx> {
       try {
         events = await rt.driver.transaction(async (ops) => {
           const rows = await ops.lockExpired(rt.pool, now, RESCUE_BATCH);
-          return applyTransitions(rt, ops, rows.map((row) => this.rescueTransition(row, now)), now);
+          return applyTransitions(
+            rt,
+            ops,
+            rows.map((row) => this.rescueTransition(row, now)),
+            now,
+          );
         });
       } catch (e) {
         if (rt.driver.isTransientError(e)) throw e;
@@ -103,7 +108,11 @@ export class Maintenance<Tx> {
   /** The transition of an expired attempt, simplified to the fallback level its past refusals reached. */
   private rescueTransition(row: WorkRow, now: number): Transition {
     const { rt } = this;
-    const outcome = { kind: "failed" as const, error: `worker lost: attempt ${row.attempt} stopped renewing its lease (expired at ${new Date(row.leaseUntil ?? now).toISOString()})`, retryable: true };
+    const outcome = {
+      kind: "failed" as const,
+      error: `worker lost: attempt ${row.attempt} stopped renewing its lease (expired at ${new Date(row.leaseUntil ?? now).toISOString()})`,
+      retryable: true,
+    };
     const t = decide(rt, row, outcome, now, true);
     const level = this.refusals.level(row.id);
     return level ? fallbackTransition(t, level, refusalReason(row.attempt, this.lastRefusal.get(row.id))) : t;
@@ -139,7 +148,10 @@ export class Maintenance<Tx> {
       });
     } catch (e) {
       if (rt.driver.isTransientError(e)) throw e;
-      rt.logger.warn(`workpool: the store refused a batch of onComplete redeliveries in pool "${rt.pool}"; redelivering them one by one`, e);
+      rt.logger.warn(
+        `workpool: the store refused a batch of onComplete redeliveries in pool "${rt.pool}"; redelivering them one by one`,
+        e,
+      );
       const due = await rt.driver.transaction((ops) => ops.lockOnCompleteDue(rt.pool, now, ON_COMPLETE_BATCH));
       let done = 0;
       for (const candidate of due) {

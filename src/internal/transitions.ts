@@ -14,9 +14,7 @@ import { boundScheduledTime } from "./schedule.js";
 
 /** How one attempt ended, as seen by the worker that ran it. */
 export type AttemptOutcome =
-  | { kind: "success"; returnValue: unknown }
-  | { kind: "failed"; error: string; retryable: boolean }
-  | { kind: "canceled" };
+  { kind: "success"; returnValue: unknown } | { kind: "failed"; error: string; retryable: boolean } | { kind: "canceled" };
 
 /** What happens to a row: it finishes with `result`, or goes back to pending until `runAt`. */
 export interface Transition {
@@ -71,7 +69,12 @@ export function cancelPending(row: WorkRow): Transition {
  * Writes transitions inside `ops`' transaction, delivers onComplete for finished rows,
  * updates report counters. Returns the events to emit once the transaction commits.
  */
-export async function applyTransitions<Tx>(rt: PoolRuntime<Tx>, ops: TxOps<Tx>, transitions: readonly Transition[], now: number): Promise<CompletedEvent[]> {
+export async function applyTransitions<Tx>(
+  rt: PoolRuntime<Tx>,
+  ops: TxOps<Tx>,
+  transitions: readonly Transition[],
+  now: number,
+): Promise<CompletedEvent[]> {
   if (transitions.length === 0) return [];
   const finishes: FinishWrite[] = [];
   const retries: RescheduleWrite[] = [];
@@ -101,7 +104,13 @@ export async function applyTransitions<Tx>(rt: PoolRuntime<Tx>, ops: TxOps<Tx>, 
 }
 
 /** The `completed` event of a transition of `row`. */
-export function completedEvent<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, status: CompletionStatus, now: number, error?: string): CompletedEvent {
+export function completedEvent<Tx>(
+  rt: PoolRuntime<Tx>,
+  row: WorkRow,
+  status: CompletionStatus,
+  now: number,
+  error?: string,
+): CompletedEvent {
   const event: CompletedEvent = {
     event: "completed",
     pool: rt.pool,
@@ -118,15 +127,24 @@ export function completedEvent<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, status: Co
 
 /** Logs that the result of an attempt that is no longer current was dropped. */
 export function warnStaleAttempt<Tx>(rt: PoolRuntime<Tx>, ref: AttemptRef): void {
-  rt.logger.warn(`workpool: ignoring the result of ${ref.id} attempt ${ref.attempt}: that attempt is no longer current (its lease expired or it was handed back)`);
+  rt.logger.warn(
+    `workpool: ignoring the result of ${ref.id} attempt ${ref.attempt}: that attempt is no longer current (its lease expired or it was handed back)`,
+  );
 }
 
 /**
  * Reads the rows of `refs` in the transaction and keeps only those still on that attempt:
  * a result from an attempt whose lease was lost (or that was released) is ignored.
  */
-export async function lockCurrentAttempts<Tx>(rt: PoolRuntime<Tx>, ops: TxOps<Tx>, refs: readonly AttemptRef[]): Promise<Map<string, WorkRow>> {
-  const rows = await ops.lockWork(rt.pool, refs.map((r) => r.id));
+export async function lockCurrentAttempts<Tx>(
+  rt: PoolRuntime<Tx>,
+  ops: TxOps<Tx>,
+  refs: readonly AttemptRef[],
+): Promise<Map<string, WorkRow>> {
+  const rows = await ops.lockWork(
+    rt.pool,
+    refs.map((r) => r.id),
+  );
   const byId = new Map(rows.map((r) => [r.id, r]));
   const current = new Map<string, WorkRow>();
   for (const ref of refs) {

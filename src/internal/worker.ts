@@ -128,15 +128,22 @@ export class Worker<Tx> {
     );
     if (this.inflight.size && timeoutMs > 0) await within(clock, Promise.all([...this.inflight.values()].map((f) => f.done)), timeoutMs);
     await this.shutdownStep(this.handBack(), (e) =>
-      logger.error(`workpool: stop could not hand back the running attempts of pool "${pool}"; they will be rescued once their leases expire`, e),
+      logger.error(
+        `workpool: stop could not hand back the running attempts of pool "${pool}"; they will be rescued once their leases expire`,
+        e,
+      ),
     );
     await this.shutdownStep(this.completer.flush(), () => {
       const dropped = this.completer.abandon();
-      logger.error(`workpool: stop gave up writing ${dropped} result(s) of pool "${pool}" after ${leaseMs} ms; their attempts will be rescued once their leases expire`);
+      logger.error(
+        `workpool: stop gave up writing ${dropped} result(s) of pool "${pool}" after ${leaseMs} ms; their attempts will be rescued once their leases expire`,
+      );
     });
     if (this.heartbeatTimer) clock.clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = null;
-    await this.shutdownStep(this.maintenance.release(), (e) => logger.warn("workpool: releasing maintenance leadership failed; it lapses by itself", e));
+    await this.shutdownStep(this.maintenance.release(), (e) =>
+      logger.warn("workpool: releasing maintenance leadership failed; it lapses by itself", e),
+    );
     if (this.keepAlive) clearInterval(this.keepAlive);
     this.keepAlive = null;
     this.started = false;
@@ -261,9 +268,11 @@ export class Worker<Tx> {
     if (!this.started || this.stopping) return;
     this.wakeRequested = true;
     if (!this.pumping) {
-      this.pumping = new Promise<void>((r) => setImmediate(r)).then(() => this.pump()).finally(() => {
-        this.pumping = null;
-      });
+      this.pumping = new Promise<void>((r) => setImmediate(r))
+        .then(() => this.pump())
+        .finally(() => {
+          this.pumping = null;
+        });
     }
   }
 
@@ -418,7 +427,10 @@ export class Worker<Tx> {
         }
       }
     } catch (e) {
-      rt.logger.error(`workpool: attempt ${row.attempt} of ${row.id} could not be recorded; its lease will expire and it will be rescued`, e);
+      rt.logger.error(
+        `workpool: attempt ${row.attempt} of ${row.id} could not be recorded; its lease will expire and it will be rescued`,
+        e,
+      );
     }
     if (this.inflight.get(row.id) === entry) this.inflight.delete(row.id);
     if (this.inflight.size === 0 && this.heartbeatTimer) {

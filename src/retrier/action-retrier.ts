@@ -82,7 +82,9 @@ export class ActionRetrier<Tx = unknown> {
    */
   defineAction<A, R>(name: string, handler: RetrierActionFn<A, R>): RetrierActionHandle<A, Awaited<R>> {
     if (typeof handler !== "function") throw new InvalidArgumentError("defineAction(handler)", "must be a function");
-    return this.pool.defineAction<A, R>(name, (ctx, args) => handler({ runId: ctx.workId, attempt: ctx.attempt, signal: ctx.signal, name: ctx.name }, args));
+    return this.pool.defineAction<A, R>(name, (ctx, args) =>
+      handler({ runId: ctx.workId, attempt: ctx.attempt, signal: ctx.signal, name: ctx.name }, args),
+    );
   }
 
   /**
@@ -176,8 +178,12 @@ export class ActionRetrier<Tx = unknown> {
     const deleted = await this.driver.deleteFinishedWork(this.name, [runId]);
     if (deleted.length) return;
     const row = await this.readRun(runId);
-    if (row.state !== "finished") throw new RunNotCompletedError(runId, "it is still in progress; cancel it or wait until status() says completed");
-    throw new RunNotCompletedError(runId, "it has completed but its onComplete handler has not committed yet (it is retried with backoff); try again later");
+    if (row.state !== "finished")
+      throw new RunNotCompletedError(runId, "it is still in progress; cancel it or wait until status() says completed");
+    throw new RunNotCompletedError(
+      runId,
+      "it has completed but its onComplete handler has not committed yet (it is retried with backoff); try again later",
+    );
   }
 
   /** Starts this process's worker for the retrier. Resolves once it is running. */
@@ -243,7 +249,8 @@ function toRetrierResult<R>(result: RunResult<R>): RetrierRunResult<R> {
 }
 
 function checkRunId(runId: unknown): asserts runId is RunId {
-  if (!isWorkId(runId)) throw new InvalidArgumentError("runId", `is not a run id (26 characters, as returned by run), got ${describeValue(runId)}`);
+  if (!isWorkId(runId))
+    throw new InvalidArgumentError("runId", `is not a run id (26 characters, as returned by run), got ${describeValue(runId)}`);
 }
 
 /**
@@ -252,15 +259,26 @@ function checkRunId(runId: unknown): asserts runId is RunId {
  */
 function checkRunOptions<Tx, R>(options: RunOptions<Tx, R> | undefined, method: "run" | "runAt" | "runAfter"): RunOptions<Tx, R> {
   if (options === undefined) return {};
-  if (typeof options !== "object" || options === null || Array.isArray(options)) throw new InvalidArgumentError("options", "must be an object");
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw new InvalidArgumentError("options", "must be an object");
   for (const key in options) {
     if (!Object.prototype.hasOwnProperty.call(options, key)) {
-      throw new InvalidArgumentError(key, "is inherited through the options object's prototype; pass options as the object's own properties");
+      throw new InvalidArgumentError(
+        key,
+        "is inherited through the options object's prototype; pass options as the object's own properties",
+      );
     }
     if (method !== "run" && (key === "runAt" || key === "runAfter")) {
-      throw new InvalidArgumentError(key, `is not an option of ${method}(); the time is its first argument (use run() with { ${key} } instead)`);
+      throw new InvalidArgumentError(
+        key,
+        `is not an option of ${method}(); the time is its first argument (use run() with { ${key} } instead)`,
+      );
     }
-    if (!RUN_OPTIONS.has(key)) throw new InvalidArgumentError(key, `is not an option of ${method}() (allowed: onComplete, ${method === "run" ? "runAt, runAfter, " : ""}tx)`);
+    if (!RUN_OPTIONS.has(key))
+      throw new InvalidArgumentError(
+        key,
+        `is not an option of ${method}() (allowed: onComplete, ${method === "run" ? "runAt, runAfter, " : ""}tx)`,
+      );
   }
   return options;
 }

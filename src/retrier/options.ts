@@ -72,11 +72,15 @@ function checkRange(field: string, value: unknown, min: number, max: number): nu
  * leaseMs) are validated by the pool itself.
  */
 export function resolveRetrierOptions(options: unknown): ResolvedRetrierOptions {
-  const o = options === undefined ? {} : checkOptionKeys("options", options, KNOWN, "ActionRetrier", "", `is not an option of ActionRetrier (allowed: ${KNOWN.join(", ")})`);
+  const o =
+    options === undefined
+      ? {}
+      : checkOptionKeys("options", options, KNOWN, "ActionRetrier", "", `is not an option of ActionRetrier (allowed: ${KNOWN.join(", ")})`);
   if (o.logLevel !== undefined) checkLogLevel("logLevel", o.logLevel);
   return {
     name: o.name === undefined ? DEFAULT_RETRIER_NAME : checkName("name", o.name),
-    initialBackoffMs: o.initialBackoffMs === undefined ? 250 : checkRange("initialBackoffMs", o.initialBackoffMs, 0, MAX_INITIAL_BACKOFF_MS),
+    initialBackoffMs:
+      o.initialBackoffMs === undefined ? 250 : checkRange("initialBackoffMs", o.initialBackoffMs, 0, MAX_INITIAL_BACKOFF_MS),
     base: o.base === undefined ? 2 : checkRange("base", o.base, 1, MAX_BASE),
     maxFailures: o.maxFailures === undefined ? 4 : checkInt("maxFailures", o.maxFailures, 0, 999),
   };

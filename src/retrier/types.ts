@@ -9,10 +9,7 @@ import type { ActionHandle } from "../handlers.js";
 export type RunId = string;
 
 /** How a run ended. */
-export type RetrierRunResult<R = unknown> =
-  | { type: "success"; returnValue: R }
-  | { type: "failed"; error: string }
-  | { type: "canceled" };
+export type RetrierRunResult<R = unknown> = { type: "success"; returnValue: R } | { type: "failed"; error: string } | { type: "canceled" };
 
 /** What `status(runId)` returns: still going (waiting, running or waiting to retry), or done. */
 export type RunStatus<R = unknown> = { type: "inProgress" } | { type: "completed"; result: RetrierRunResult<R> };

@@ -44,9 +44,21 @@ function poolCases<Tx>(t: TestContext<Tx>): BadCase[] {
     { name: "maxParallelism not an integer", field: "maxParallelism", call: make({ maxParallelism: 2.5 }) },
     { name: "maxParallelism a string", field: "maxParallelism", call: make({ maxParallelism: "10" }) },
     { name: "unknown log level", field: "logLevel", call: make({ logLevel: "VERBOSE" }) },
-    { name: "retry behaviour with maxAttempts 0", field: "defaultRetryBehavior.maxAttempts", call: make({ defaultRetryBehavior: { maxAttempts: 0, initialBackoffMs: 1, base: 2 } }) },
-    { name: "unknown key in a retry behaviour", field: "defaultRetryBehavior.maxAttempt", call: make({ defaultRetryBehavior: { maxAttempt: 3, initialBackoffMs: 1, base: 2 } }) },
-    { name: "negative backoff", field: "defaultRetryBehavior.initialBackoffMs", call: make({ defaultRetryBehavior: { maxAttempts: 2, initialBackoffMs: -1, base: 2 } }) },
+    {
+      name: "retry behaviour with maxAttempts 0",
+      field: "defaultRetryBehavior.maxAttempts",
+      call: make({ defaultRetryBehavior: { maxAttempts: 0, initialBackoffMs: 1, base: 2 } }),
+    },
+    {
+      name: "unknown key in a retry behaviour",
+      field: "defaultRetryBehavior.maxAttempt",
+      call: make({ defaultRetryBehavior: { maxAttempt: 3, initialBackoffMs: 1, base: 2 } }),
+    },
+    {
+      name: "negative backoff",
+      field: "defaultRetryBehavior.initialBackoffMs",
+      call: make({ defaultRetryBehavior: { maxAttempts: 2, initialBackoffMs: -1, base: 2 } }),
+    },
     { name: "leaseMs out of range", field: "leaseMs", call: make({ leaseMs: 0 }) },
     { name: "pool name with a space", field: "name", call: make({ name: "a b" }) },
     { name: "retentionMs negative", field: "retentionMs", call: make({ retentionMs: -5 }) },
@@ -60,8 +72,14 @@ function poolCases<Tx>(t: TestContext<Tx>): BadCase[] {
       name: "a clock that returns NaN, at enqueue",
       field: "clock",
       call: () => {
-        const pool = new Workpool(t.h.store, { name: "nan-clock", clock: { now: () => NaN, setTimeout: nanClock.setTimeout.bind(nanClock), clearTimeout: nanClock.clearTimeout.bind(nanClock) } });
-        return pool.enqueueAction(pool.defineAction("a", () => 1), {});
+        const pool = new Workpool(t.h.store, {
+          name: "nan-clock",
+          clock: { now: () => NaN, setTimeout: nanClock.setTimeout.bind(nanClock), clearTimeout: nanClock.clearTimeout.bind(nanClock) },
+        });
+        return pool.enqueueAction(
+          pool.defineAction("a", () => 1),
+          {},
+        );
       },
     },
   ];
@@ -79,14 +97,30 @@ function enqueueCases<Tx>(t: TestContext<Tx>, pool: Workpool<Tx>): BadCase[] {
     { name: "runAt and runAfter together", field: "runAt", call: () => pool.enqueueAction(a, {}, { runAt: 1, runAfter: 1 }) },
     { name: "runAt not finite", field: "runAt", call: () => pool.enqueueAction(a, {}, { runAt: NaN }) },
     { name: "runAfter not finite", field: "runAfter", call: () => pool.enqueueAction(a, {}, { runAfter: Infinity }) },
-    { name: "retry with maxAttempts 0", field: "retry.maxAttempts", call: () => pool.enqueueAction(a, {}, { retry: { maxAttempts: 0, initialBackoffMs: 1, base: 2 } }) },
-    { name: "retry with base below 1", field: "retry.base", call: () => pool.enqueueAction(a, {}, { retry: { maxAttempts: 2, initialBackoffMs: 1, base: 0 } }) },
-    { name: "unknown key in retry", field: "retry.maxAttempt", call: () => pool.enqueueAction(a, {}, { retry: { maxAttempt: 2, initialBackoffMs: 1, base: 2 } as never }) },
+    {
+      name: "retry with maxAttempts 0",
+      field: "retry.maxAttempts",
+      call: () => pool.enqueueAction(a, {}, { retry: { maxAttempts: 0, initialBackoffMs: 1, base: 2 } }),
+    },
+    {
+      name: "retry with base below 1",
+      field: "retry.base",
+      call: () => pool.enqueueAction(a, {}, { retry: { maxAttempts: 2, initialBackoffMs: 1, base: 0 } }),
+    },
+    {
+      name: "unknown key in retry",
+      field: "retry.maxAttempt",
+      call: () => pool.enqueueAction(a, {}, { retry: { maxAttempt: 2, initialBackoffMs: 1, base: 2 } as never }),
+    },
     { name: "retry not a boolean or behaviour", field: "retry", call: () => pool.enqueueAction(a, {}, { retry: "yes" as never }) },
     { name: "retry on a mutation", field: "retry", call: () => pool.enqueueMutation(m, {}, { retry: true } as never) },
     { name: "timeoutMs on a mutation", field: "timeoutMs", call: () => pool.enqueueMutation(m, {}, { timeoutMs: 5 } as never) },
     { name: "unknown enqueue option", field: "bogus", call: () => pool.enqueueAction(a, {}, { bogus: 1 } as never) },
-    { name: "enqueue option inherited through the prototype", field: "runAfter", call: () => pool.enqueueAction(a, {}, inherited("runAfter", 5)) },
+    {
+      name: "enqueue option inherited through the prototype",
+      field: "runAfter",
+      call: () => pool.enqueueAction(a, {}, inherited("runAfter", 5)),
+    },
     { name: "enqueue options not an object", field: "options", call: () => pool.enqueueAction(a, {}, 5 as never) },
     { name: "args a function", field: "args", call: () => pool.enqueueAction(a, () => 1) },
     { name: "args with a BigInt", field: "args.n", call: () => pool.enqueueAction(a, { n: 10n }) },
@@ -98,7 +132,11 @@ function enqueueCases<Tx>(t: TestContext<Tx>, pool: Workpool<Tx>): BadCase[] {
     { name: "args with an array that has a named property", field: "args.list", call: () => pool.enqueueAction(a, { list: named }) },
     { name: "args with undefined in an array", field: "args[1]", call: () => pool.enqueueAction(a, [1, undefined]) },
     { name: "args over the size limit", field: "args", call: () => pool.enqueueAction(a, { big: "x".repeat(1024 * 1024 + 1) }) },
-    { name: "context that is not JSON", field: "context.f", call: () => pool.enqueueAction(a, {}, { onComplete: oc, context: { f: () => 1 } }) },
+    {
+      name: "context that is not JSON",
+      field: "context.f",
+      call: () => pool.enqueueAction(a, {}, { onComplete: oc, context: { f: () => 1 } }),
+    },
     { name: "context without onComplete", field: "context", call: () => pool.enqueueAction(a, {}, { context: { a: 1 } }) },
     { name: "a handle of another pool", field: "handle", call: () => pool.enqueueAction(other, {}) },
     { name: "a handle of the wrong kind", field: "handle", call: () => pool.enqueueAction(m as never, {}) },
@@ -127,7 +165,11 @@ function callCases<Tx>(pool: Workpool<Tx>): BadCase[] {
     { name: "a listener that is not a function", field: "listener", call: () => pool.on("completed", 42 as never) },
     { name: "an unknown event", field: "event", call: () => pool.on("finished" as never, () => undefined) },
     { name: "a handler defined twice", field: "defineAction(name)", call: () => pool.defineAction("a", () => 2) },
-    { name: "a handler that is not a function", field: "defineAction(handler)", call: () => pool.defineAction("x", "not a function" as never) },
+    {
+      name: "a handler that is not a function",
+      field: "defineAction(handler)",
+      call: () => pool.defineAction("x", "not a function" as never),
+    },
   ];
 }
 
@@ -136,7 +178,11 @@ function storeCases<Tx>(harness: StoreHarness<Tx>, t: TestContext<Tx>): BadCase[
   return [
     { name: "unknown store option", field: "pollInterval", call: make({ pollInterval: 5 }) },
     { name: "store option out of range", field: "pollIntervalMs", call: make({ pollIntervalMs: 0 }) },
-    { name: "store option inherited through the prototype", field: "pollIntervalMs", call: () => harness.createStoreWith(t.h, { pollIntervalMs: 5 }, true) },
+    {
+      name: "store option inherited through the prototype",
+      field: "pollIntervalMs",
+      call: () => harness.createStoreWith(t.h, { pollIntervalMs: 5 }, true),
+    },
   ];
 }
 

@@ -103,7 +103,9 @@ export function defineCancelTests<Tx>(harness: StoreHarness<Tx>): void {
       for (const g of gates) g.resolve();
       await step;
       for (const id of ids) expect(await other.status(id)).toEqual({ state: "finished", result: { kind: "canceled" } });
-      expect(completed.sort((a, b) => a.workId.localeCompare(b.workId))).toEqual(ids.map((workId) => ({ workId, status: "canceled" })).sort((a, b) => a.workId.localeCompare(b.workId)));
+      expect(completed.sort((a, b) => a.workId.localeCompare(b.workId))).toEqual(
+        ids.map((workId) => ({ workId, status: "canceled" })).sort((a, b) => a.workId.localeCompare(b.workId)),
+      );
       // The failed one is not retried.
       t.clock.advance(3_600_000);
       expect((await worker.runOnce()).claimed).toBe(0);

@@ -54,7 +54,9 @@ export function defineEnqueueRunTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(new Set(ids).size).toBe(5);
       await pool.runOnce();
       const statuses = await pool.statusBatch(ids);
-      expect(statuses.map((s) => (s.state === "finished" && s.result?.kind === "success" ? s.result.returnValue : null))).toEqual([2, 4, 6, 8, 10]);
+      expect(statuses.map((s) => (s.state === "finished" && s.result?.kind === "success" ? s.result.returnValue : null))).toEqual([
+        2, 4, 6, 8, 10,
+      ]);
       expect(await pool.enqueueActionBatch(echo, [])).toEqual([]);
     });
 

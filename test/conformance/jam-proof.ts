@@ -65,8 +65,11 @@ function refusingOps<Tx>(ops: TxOps<Tx>): TxOps<Tx> {
   return new Proxy(ops, {
     get(target, key, receiver) {
       const value: unknown = Reflect.get(target, key, receiver);
-      if (key === "finish") return (rows: { result: string }[]) => (rows.some((r) => refusedText(r.result)) ? refuse() : target.finish(rows as never));
-      if (key === "updateOnComplete") return (rows: { ocError: string | null }[]) => (rows.some((r) => refusedText(r.ocError)) ? refuse() : target.updateOnComplete(rows as never));
+      if (key === "finish")
+        return (rows: { result: string }[]) => (rows.some((r) => refusedText(r.result)) ? refuse() : target.finish(rows as never));
+      if (key === "updateOnComplete")
+        return (rows: { ocError: string | null }[]) =>
+          rows.some((r) => refusedText(r.ocError)) ? refuse() : target.updateOnComplete(rows as never);
       return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
@@ -80,7 +83,9 @@ function refusingStore<Tx>(t: TestContext<Tx>): Store<Tx> {
   const complete = t.driver.complete;
   if (complete) {
     overrides.complete = (real, pool, writes, now, claim) =>
-      writes.some((w) => refusedText(w.result)) ? Promise.reject(new Error("the store refuses this value")) : complete.call(real, pool, writes, now, claim);
+      writes.some((w) => refusedText(w.result))
+        ? Promise.reject(new Error("the store refuses this value"))
+        : complete.call(real, pool, writes, now, claim);
   }
   return withDriver(t.h.store, overrides);
 }
@@ -91,7 +96,11 @@ export function defineJamProofTests<Tx>(harness: StoreHarness<Tx>): void {
 
     test("an onComplete that keeps throwing is tried maxAttempts times and holds back no other result", async () => {
       const t = await ctx();
-      const pool = t.pool({ maxParallelism: 20, random: seededRandom(7), defaultRetryBehavior: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } });
+      const pool = t.pool({
+        maxParallelism: 20,
+        random: seededRandom(7),
+        defaultRetryBehavior: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
+      });
       let calls = 0;
       const bad = pool.defineOnComplete("bad", () => {
         calls++;
@@ -108,16 +117,27 @@ export function defineJamProofTests<Tx>(harness: StoreHarness<Tx>): void {
         await pool.runOnce();
       }
       expect(calls).toBe(3);
-      expect(await pool.status(poisoned)).toMatchObject({ state: "finished", onComplete: { state: "failed", failedAttempts: 3, error: "always" } });
+      expect(await pool.status(poisoned)).toMatchObject({
+        state: "finished",
+        onComplete: { state: "failed", failedAttempts: 3, error: "always" },
+      });
       // Canceling pending work whose onComplete throws finishes it at once.
       const later = await pool.enqueueAction(ok, 5, { onComplete: bad, runAfter: 60_000 });
       expect(await pool.cancel(later)).toBe(true);
-      expect(await pool.status(later)).toMatchObject({ state: "finished", result: { kind: "canceled" }, onComplete: { state: "pending", failedAttempts: 1 } });
+      expect(await pool.status(later)).toMatchObject({
+        state: "finished",
+        result: { kind: "canceled" },
+        onComplete: { state: "pending", failedAttempts: 1 },
+      });
     });
 
     test("whatever a handler throws is stored as readable text, and the work finishes", async () => {
       const t = await ctx();
-      const pool = t.pool({ maxParallelism: 50, random: seededRandom(11), defaultRetryBehavior: { maxAttempts: 2, initialBackoffMs: 50, base: 2 } });
+      const pool = t.pool({
+        maxParallelism: 50,
+        random: seededRandom(11),
+        defaultRetryBehavior: { maxAttempts: 2, initialBackoffMs: 50, base: 2 },
+      });
       const throwers: Record<string, () => unknown> = {
         nullProto: unreadable,
         badMessage: errorWithBadMessage,
@@ -147,15 +167,28 @@ export function defineJamProofTests<Tx>(harness: StoreHarness<Tx>): void {
       const plain = await pool.enqueueActionBatch(ok, new Array(10).fill(null));
       await pool.runOnce();
       await pool.runOnce();
-      const expected = ["unprintable thrown value (object)", "Error (its message could not be read)", "badbyte", "ab", "Symbol(s)", "undefined"];
+      const expected = [
+        "unprintable thrown value (object)",
+        "Error (its message could not be read)",
+        "badbyte",
+        "ab",
+        "Symbol(s)",
+        "undefined",
+      ];
       for (const [i, id] of [...actions, ...mutations].entries()) {
         expect(await pool.status(id)).toEqual({ state: "finished", result: { kind: "failed", error: expected[i % which.length] } });
       }
       expect(mutationRuns).toBe(which.length);
       for (const [i, id] of withOc.entries()) {
-        expect(await pool.status(id)).toMatchObject({ state: "finished", onComplete: { state: "pending", failedAttempts: 1, error: expected[i] } });
+        expect(await pool.status(id)).toMatchObject({
+          state: "finished",
+          onComplete: { state: "pending", failedAttempts: 1, error: expected[i] },
+        });
       }
-      expect(await pool.status(returned)).toMatchObject({ state: "finished", result: { kind: "failed", error: expect.stringContaining("getter") } });
+      expect(await pool.status(returned)).toMatchObject({
+        state: "finished",
+        result: { kind: "failed", error: expect.stringContaining("getter") },
+      });
       for (const id of plain) expect(await pool.status(id)).toMatchObject({ state: "finished", result: { kind: "success" } });
       t.clock.advance(60_000);
       await pool.runOnce();
@@ -184,7 +217,10 @@ export function defineJamProofTests<Tx>(harness: StoreHarness<Tx>): void {
 
     test("an onComplete whose record the store refuses is marked failed; the work keeps its result", async () => {
       const t = await ctx();
-      const pool = t.pool({ random: seededRandom(5), defaultRetryBehavior: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } }, refusingStore(t));
+      const pool = t.pool(
+        { random: seededRandom(5), defaultRetryBehavior: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } },
+        refusingStore(t),
+      );
       let calls = 0;
       const oc = pool.defineOnComplete("oc", () => {
         calls++;
@@ -195,7 +231,11 @@ export function defineJamProofTests<Tx>(harness: StoreHarness<Tx>): void {
       const other = await pool.enqueueAction(ok, {});
       await whileAdvancing(t, pool.runOnce());
       const status = await pool.status(id);
-      expect(status).toMatchObject({ state: "finished", result: { kind: "success", returnValue: "fine" }, onComplete: { state: "failed" } });
+      expect(status).toMatchObject({
+        state: "finished",
+        result: { kind: "success", returnValue: "fine" },
+        onComplete: { state: "failed" },
+      });
       expect((status as { onComplete: { error: string } }).onComplete.error).toMatch(/the store refused it/);
       expect(calls).toBeGreaterThan(0);
       expect(await pool.status(other)).toMatchObject({ state: "finished", result: { kind: "success" } });
@@ -212,7 +252,10 @@ export function defineJamProofTests<Tx>(harness: StoreHarness<Tx>): void {
       const id = await pool.enqueueMutation(mut, {});
       await pool.runOnce();
       expect(runs).toBe(1);
-      expect(await pool.status(id)).toMatchObject({ state: "finished", result: { kind: "failed", error: expect.stringMatching(/could not record the outcome of attempt 1/) } });
+      expect(await pool.status(id)).toMatchObject({
+        state: "finished",
+        result: { kind: "failed", error: expect.stringMatching(/could not record the outcome of attempt 1/) },
+      });
     });
 
     test("a rescue the store refuses holds back no other rescue, and ends in a recorded failure", async () => {
@@ -227,7 +270,9 @@ export function defineJamProofTests<Tx>(harness: StoreHarness<Tx>): void {
                   const value: unknown = Reflect.get(target, key, receiver);
                   if (key === "finish") {
                     return (rows: { id: string; result: string }[]) =>
-                      rows.some((r) => r.id === refusedId && !r.result.includes("could not record")) ? Promise.reject(new Error("the store refuses this row")) : target.finish(rows as never);
+                      rows.some((r) => r.id === refusedId && !r.result.includes("could not record"))
+                        ? Promise.reject(new Error("the store refuses this row"))
+                        : target.finish(rows as never);
                   }
                   return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
                 },
@@ -250,7 +295,11 @@ export function defineJamProofTests<Tx>(harness: StoreHarness<Tx>): void {
       }
       for (const id of ids) {
         const status = await pool.status(id);
-        if (id === refusedId) expect(status).toMatchObject({ state: "finished", result: { kind: "failed", error: expect.stringMatching(/the store refused it/) } });
+        if (id === refusedId)
+          expect(status).toMatchObject({
+            state: "finished",
+            result: { kind: "failed", error: expect.stringMatching(/the store refused it/) },
+          });
         else expect(status).toMatchObject({ state: "finished", result: { kind: "failed", error: expect.stringMatching(/worker lost/) } });
       }
     });

@@ -47,7 +47,11 @@ export function defineOnCompleteTests<Tx>(harness: StoreHarness<Tx>): void {
         harness.insertAppRow(c.tx, workId);
       });
       const ok = pool.defineAction("ok", () => 1);
-      const ids = await pool.enqueueActionBatch(ok, Array.from({ length: 25 }, (_, i) => i), { onComplete: record });
+      const ids = await pool.enqueueActionBatch(
+        ok,
+        Array.from({ length: 25 }, (_, i) => i),
+        { onComplete: record },
+      );
       await pool.runOnce();
       await pool.runOnce();
       t.clock.advance(60_000);

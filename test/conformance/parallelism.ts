@@ -25,7 +25,10 @@ export function defineParallelismTests<Tx>(harness: StoreHarness<Tx>): void {
       };
       const job = a.defineAction("job", fn);
       b.defineAction("job", fn);
-      await a.enqueueActionBatch(job, Array.from({ length: 10 }, (_, i) => i));
+      await a.enqueueActionBatch(
+        job,
+        Array.from({ length: 10 }, (_, i) => i),
+      );
       // Count claims, to release the handlers only once both workers have claimed.
       let claims = 0;
       const claim = t.driver.claim.bind(t.driver);
@@ -69,7 +72,9 @@ export function defineParallelismTests<Tx>(harness: StoreHarness<Tx>): void {
       await pool.runOnce();
       await expect(pool.configure({ maxParallelism: 10_001 })).rejects.toThrow(/maxParallelism: must be an integer from 0 to 10000/);
       await expect(pool.configure({ maxParallelism: 1.5 })).rejects.toThrow(/maxParallelism/);
-      await expect(pool.configure({ logLevel: "LOUD" as never })).rejects.toThrow(/logLevel: must be one of DEBUG, TRACE, INFO, REPORT, WARN, ERROR/);
+      await expect(pool.configure({ logLevel: "LOUD" as never })).rejects.toThrow(
+        /logLevel: must be one of DEBUG, TRACE, INFO, REPORT, WARN, ERROR/,
+      );
       await expect(pool.configure({ leaseMs: 5 } as never)).rejects.toThrow(/leaseMs: is not a runtime option/);
       expect((await t.driver.readPoolConfig("r"))?.maxParallelism).toBe(4);
     });

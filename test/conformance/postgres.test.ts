@@ -66,7 +66,9 @@ const harness: StoreHarness<PoolClient> = {
     return rows[0]!.n;
   },
   async countWorkRows(h) {
-    const { rows } = await (h as PgHarnessStore).app.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${(h as PgHarnessStore).schema}".work`);
+    const { rows } = await (h as PgHarnessStore).app.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM "${(h as PgHarnessStore).schema}".work`,
+    );
     return rows[0]!.n;
   },
   async createStoreWith(h, extra, inherit = false) {

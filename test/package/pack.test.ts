@@ -19,7 +19,17 @@ test("npm pack produces a package a fresh project can import", () => {
   const out = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: root, encoding: "utf8" });
   const [info] = JSON.parse(out) as [{ filename: string; files: { path: string }[] }];
   const files = info.files.map((f) => f.path);
-  for (const f of ["dist/index.js", "dist/index.d.ts", "dist/drivers/sqlite/index.js", "dist/drivers/sqlite/migrations/001_baseline.sql", "dist/drivers/postgres/index.js", "dist/drivers/postgres/migrations/001_baseline.sql", "README.md", "LICENSE", "CHANGELOG.md"]) {
+  for (const f of [
+    "dist/index.js",
+    "dist/index.d.ts",
+    "dist/drivers/sqlite/index.js",
+    "dist/drivers/sqlite/migrations/001_baseline.sql",
+    "dist/drivers/postgres/index.js",
+    "dist/drivers/postgres/migrations/001_baseline.sql",
+    "README.md",
+    "LICENSE",
+    "CHANGELOG.md",
+  ]) {
     expect(files, f).toContain(f);
   }
   expect(files.some((f) => f.startsWith("src/") || f.startsWith("test/") || f.includes("node_modules"))).toBe(false);
@@ -33,7 +43,8 @@ test("npm pack produces a package a fresh project can import", () => {
   renameSync(join(app, "node_modules", "package"), join(app, "node_modules", "workpool"));
   // The store's peer dependency, as the consumer would have installed it.
   for (const dep of readdirSync(join(root, "node_modules"))) {
-    if (dep !== "workpool" && dep !== "package" && !dep.startsWith(".")) symlinkSync(join(root, "node_modules", dep), join(app, "node_modules", dep));
+    if (dep !== "workpool" && dep !== "package" && !dep.startsWith("."))
+      symlinkSync(join(root, "node_modules", dep), join(app, "node_modules", dep));
   }
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", type: "module", private: true }));
   writeFileSync(
@@ -71,7 +82,18 @@ export async function run(): Promise<Status> {
   );
   writeFileSync(
     join(app, "tsconfig.json"),
-    JSON.stringify({ compilerOptions: { strict: true, module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", noEmit: true, skipLibCheck: false, types: ["node"] }, files: ["main.ts"] }),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        target: "ES2022",
+        noEmit: true,
+        skipLibCheck: false,
+        types: ["node"],
+      },
+      files: ["main.ts"],
+    }),
   );
   execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "."], { cwd: app, encoding: "utf8" });
 });

@@ -34,10 +34,10 @@ test("a claim skips a pending row another transaction is finishing, without wait
   await other.connect();
   cleanups.push(() => other.end());
   await other.query("BEGIN");
-  await other.query(
-    `UPDATE "${schema}".work SET state = 'finished', finished_at = $2, result = '{"kind":"canceled"}' WHERE id = $1`,
-    [first, T0],
-  );
+  await other.query(`UPDATE "${schema}".work SET state = 'finished', finished_at = $2, result = '{"kind":"canceled"}' WHERE id = $1`, [
+    first,
+    T0,
+  ]);
 
   // The claim returns while that transaction is still open: it took the other row.
   const res = await store[DRIVER].claim("c", { workerId: "w", now: T0, leaseUntil: T0 + 30_000, limit: 10 });

@@ -144,7 +144,10 @@ test("concurrent enqueues from two processes' started pools never start more tha
   const blocks = [first.pool.defineAction("block", blocking), other.defineAction("block", blocking)] as const;
   await first.pool.start();
   await other.start();
-  cleanups.push(() => first.pool.stop({ timeoutMs: 0 }), () => other.stop({ timeoutMs: 0 }));
+  cleanups.push(
+    () => first.pool.stop({ timeoutMs: 0 }),
+    () => other.stop({ timeoutMs: 0 }),
+  );
   const pools = [first.pool, other];
   const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => pools[i % 2]!.enqueueAction(blocks[i % 2]!, {})));
   await allStarted.promise;

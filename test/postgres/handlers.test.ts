@@ -78,7 +78,11 @@ test("async handlers hold their own connection; the store keeps serving other ca
   release();
   await step;
   expect(await count()).toBe(2);
-  expect(await pool.status(id)).toMatchObject({ state: "finished", result: { kind: "success", returnValue: "a" }, onComplete: { state: "done" } });
+  expect(await pool.status(id)).toMatchObject({
+    state: "finished",
+    result: { kind: "success", returnValue: "a" },
+    onComplete: { state: "done" },
+  });
   await pool.runOnce();
   expect(await pool.status(other)).toMatchObject({ state: "finished", result: { kind: "success", returnValue: "b" } });
   expect(await count()).toBe(3);

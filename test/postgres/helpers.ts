@@ -88,7 +88,8 @@ export async function terminateConnections(applicationName: string): Promise<num
   );
   const pids = rows.filter((r) => r.terminated).map((r) => r.pid);
   await until(
-    async () => (await adminQuery<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)", [pids]))[0]!.n === 0,
+    async () =>
+      (await adminQuery<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)", [pids]))[0]!.n === 0,
     "the terminated sessions to end",
   );
   return pids.length;

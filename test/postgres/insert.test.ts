@@ -40,7 +40,10 @@ async function stored(rows: NewWork[]): Promise<NewWork[]> {
   const driver = store[DRIVER];
   await driver.migrate();
   await driver.insertWork(rows);
-  const read = await driver.readWork("ins", rows.map((r) => r.id));
+  const read = await driver.readWork(
+    "ins",
+    rows.map((r) => r.id),
+  );
   const byId = new Map(read.map((r) => [r.id, r]));
   return rows.map((r) => {
     const w = byId.get(r.id)!;

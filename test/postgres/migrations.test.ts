@@ -80,10 +80,23 @@ test("a schema made by an unreleased development build is refused with a clear e
   const schema = randomSchema();
   // As development builds left it: migrations 001_init..008_claim_after recorded, and
   // their tables (here one, with one queued row).
-  const oldNames = ["001_init", "002_one_round_trip", "003_enqueue_claim", "004_c_collation", "005_stable_plans", "006_domain_checks", "007_complete_returns_stale", "008_claim_after"];
+  const oldNames = [
+    "001_init",
+    "002_one_round_trip",
+    "003_enqueue_claim",
+    "004_c_collation",
+    "005_stable_plans",
+    "006_domain_checks",
+    "007_complete_returns_stale",
+    "008_claim_after",
+  ];
   await adminQuery(`CREATE SCHEMA "${schema}"`);
-  await adminQuery(`CREATE TABLE "${schema}".migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
-  await adminQuery(`INSERT INTO "${schema}".migrations (version, name) SELECT i, n FROM unnest($1::text[]) WITH ORDINALITY AS t(n, i)`, [oldNames]);
+  await adminQuery(
+    `CREATE TABLE "${schema}".migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+  );
+  await adminQuery(`INSERT INTO "${schema}".migrations (version, name) SELECT i, n FROM unnest($1::text[]) WITH ORDINALITY AS t(n, i)`, [
+    oldNames,
+  ]);
   await adminQuery(`CREATE TABLE "${schema}".work (id TEXT PRIMARY KEY, pool TEXT NOT NULL, state TEXT NOT NULL)`);
   await adminQuery(`INSERT INTO "${schema}".work VALUES ('w1', 'old', 'pending')`);
   const contents = async () => ({
@@ -100,7 +113,8 @@ test("a schema made by an unreleased development build is refused with a clear e
   const before = await contents();
   const store = postgresStore({ connectionString: DATABASE_URL, schema });
   try {
-    const message = "the database schema was created by an unreleased development build of workpool (it records migration 1 as 001_init, where this version has 001_baseline)";
+    const message =
+      "the database schema was created by an unreleased development build of workpool (it records migration 1 as 001_init, where this version has 001_baseline)";
     await expect(store.migrate()).rejects.toThrow(message);
     await expect(store.migrate()).rejects.toThrow(/Recreate it: drop workpool's schema/);
     const pool = new Workpool(store, { name: "old", logger: { debug() {}, info() {}, warn() {}, error() {} } });

@@ -51,7 +51,9 @@ test("a statement issued while the held client is busy runs on another connectio
   cleanups.push(() => lock.end());
   await lock.query("SELECT pg_advisory_lock(424242)");
   // Blocks on the lock, on the held client.
-  const blocked = pinned.query<{ pid: number }>({ text: "SELECT pg_backend_pid() AS pid, pg_advisory_lock(424242), pg_advisory_unlock(424242)" });
+  const blocked = pinned.query<{ pid: number }>({
+    text: "SELECT pg_backend_pid() AS pid, pg_advisory_lock(424242), pg_advisory_unlock(424242)",
+  });
   const other = await pid();
   expect(other).not.toBe(held);
   await lock.query("SELECT pg_advisory_unlock(424242)");
@@ -112,7 +114,13 @@ test("a held client whose session is terminated during its statement goes back a
   const sleeping = pinned.query({ text: "SELECT pg_sleep(30)" });
   // Its rejection is awaited below; handled from now on, so it never counts as unhandled.
   const failed = expect(sleeping).rejects.toThrow(/terminating connection/);
-  await until(async () => (await adminQuery<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'PgSleep'", [held]))[0]!.n === 1, "the sleep");
+  await until(
+    async () =>
+      (
+        await adminQuery<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'PgSleep'", [held])
+      )[0]!.n === 1,
+    "the sleep",
+  );
   await adminQuery("SELECT pg_terminate_backend($1)", [held]);
   await failed;
   // Given back by the time the failure reaches the caller: the next statement opens a new session.

@@ -29,7 +29,11 @@ test("claim(), complete() and enqueue_claim() use no sequential scan after their
   cleanups.push(() => client.end());
   const s = `"${schema}"`;
   const claim = (limit: number) =>
-    client.query<{ claimed: unknown[] | null }>(`SELECT claimed FROM ${s}.claim('p', 'w', $1, $2, $3, NULL, NULL)`, [T0, T0 + 30_000, limit]);
+    client.query<{ claimed: unknown[] | null }>(`SELECT claimed FROM ${s}.claim('p', 'w', $1, $2, $3, NULL, NULL)`, [
+      T0,
+      T0 + 30_000,
+      limit,
+    ]);
   const complete = (ids: string[], limit: number) =>
     client.query<{ stale: string[]; claimed: unknown[] | null }>(
       `SELECT stale, claimed FROM ${s}.complete('p', $1, '{}', $2, 'ch', 'w', $3, $4, NULL, NULL)`,

@@ -10,7 +10,17 @@ import { ManualClock, Workpool, type CompletedEvent } from "../../src/index.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
 import { CapturingLogger, nextEvent } from "../conformance/context.js";
-import { DATABASE_URL, adminQuery, dropSchema, randomSchema, terminateConnections, until, urlWithApplicationName, useCleanups, useSharedServer } from "./helpers.js";
+import {
+  DATABASE_URL,
+  adminQuery,
+  dropSchema,
+  randomSchema,
+  terminateConnections,
+  until,
+  urlWithApplicationName,
+  useCleanups,
+  useSharedServer,
+} from "./helpers.js";
 
 useSharedServer();
 
@@ -89,7 +99,13 @@ test("a connection killed under an open mutation transaction: nothing crashes, t
   expect((await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".app_rows`))[0]!.n).toBe(0);
 
   // Another process takes over once the lease (and the dead one's leadership) lapse.
-  const rescuer = new Workpool(other, { name: "m", clock, logger: new CapturingLogger(), leaseMs, defaultRetryBehavior: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } });
+  const rescuer = new Workpool(other, {
+    name: "m",
+    clock,
+    logger: new CapturingLogger(),
+    leaseMs,
+    defaultRetryBehavior: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
+  });
   rescuer.defineMutation("write", async (ctx, args: { k: string }) => {
     calls++;
     await ctx.tx.query(`INSERT INTO "${schema}".app_rows (k) VALUES ($1)`, [args.k]);

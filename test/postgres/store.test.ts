@@ -12,7 +12,6 @@ import { DATABASE_URL, adminQuery, appPool, dropSchema, randomSchema, urlWithApp
 
 useSharedServer();
 
-
 function fieldOf(options: unknown): string {
   try {
     postgresStore(options as PostgresStoreOptions);
@@ -82,7 +81,9 @@ test("a server that accepts connections and never answers fails the first call a
   try {
     const pool = new Workpool(store, { logger: quiet });
     const a = pool.defineAction("a", () => 1);
-    await expect(pool.enqueueAction(a, {})).rejects.toThrow(/could not reach PostgreSQL to open the store: .* \(a connection must open within 200 ms, the store's connectTimeoutMs option\)/);
+    await expect(pool.enqueueAction(a, {})).rejects.toThrow(
+      /could not reach PostgreSQL to open the store: .* \(a connection must open within 200 ms, the store's connectTimeoutMs option\)/,
+    );
     expect(fieldOf({ connectionString: DATABASE_URL, connectTimeoutMs: 0 })).toBe("connectTimeoutMs");
   } finally {
     await store.close();
@@ -103,8 +104,14 @@ test("after stop() and close(), the store leaves no session open on the server",
     let left = 20;
     pool.on("completed", () => void (--left === 0 && resolve()));
   });
-  await pool.enqueueActionBatch(a, Array.from({ length: 10 }, (_, i) => i));
-  await pool.enqueueMutationBatch(m, Array.from({ length: 10 }, (_, i) => i));
+  await pool.enqueueActionBatch(
+    a,
+    Array.from({ length: 10 }, (_, i) => i),
+  );
+  await pool.enqueueMutationBatch(
+    m,
+    Array.from({ length: 10 }, (_, i) => i),
+  );
   await done;
   const open = () => adminQuery<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1", [name]);
   expect((await open())[0]!.n).toBeGreaterThan(0);

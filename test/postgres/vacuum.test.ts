@@ -96,7 +96,8 @@ test("a role that does not own the work table leaves vacuuming to the server", a
 });
 
 test("bad vacuum options are refused with the field and the allowed range", () => {
-  const make = (vacuum: unknown) => () => postgresStore({ connectionString: DATABASE_URL, vacuum: vacuum as PostgresStoreOptions["vacuum"] });
+  const make = (vacuum: unknown) => () =>
+    postgresStore({ connectionString: DATABASE_URL, vacuum: vacuum as PostgresStoreOptions["vacuum"] });
   expect(make({ minDeadRows: 0 })).toThrow(InvalidArgumentError);
   expect(make({ minDeadRows: 0 })).toThrow(/vacuum\.minDeadRows.*from 1 to 1000000000, got 0/);
   expect(make({ minIntervalMs: 1.5 })).toThrow(/vacuum\.minIntervalMs.*from 0 to 86400000, got 1\.5/);

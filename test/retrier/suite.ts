@@ -216,7 +216,11 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
         }
         const byId = new Map(calls.map((c) => [c.args.runId, c]));
         expect(calls).toHaveLength(3);
-        expect(byId.get(okId)).toEqual({ ctxRunId: okId, name: "done", args: { runId: okId, result: { type: "success", returnValue: { id: 7 } } } });
+        expect(byId.get(okId)).toEqual({
+          ctxRunId: okId,
+          name: "done",
+          args: { runId: okId, result: { type: "success", returnValue: { id: 7 } } },
+        });
         expect(byId.get(badId)!.args).toEqual({ runId: badId, result: { type: "failed", error: "nope" } });
         expect(byId.get(laterId)!.args).toEqual({ runId: laterId, result: { type: "canceled" } });
         expect(await t.s.appRows()).toEqual([okId, badId, laterId].sort());
@@ -427,7 +431,10 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
           [() => r.run(a, {}, "fast" as never), /options: must be an object/],
           [() => r.run(a, { when: new Date() }), /args.when: a Date is not plain JSON/],
           [() => r.run(a, undefined), /args: undefined is not JSON/],
-          [() => r.run(otherAction, {}), /handle: must be a handle returned by this pool's defineAction\(\) \(it belongs to pool "other"\)/],
+          [
+            () => r.run(otherAction, {}),
+            /handle: must be a handle returned by this pool's defineAction\(\) \(it belongs to pool "other"\)/,
+          ],
           [() => r.run(done as never, {}), /handle:/],
           [() => r.run(a, {}, { onComplete: a as never }), /onComplete:/],
         ];

@@ -38,7 +38,10 @@ test("start() keeps a worker process alive; stop() lets it exit cleanly", async 
   let exitedEarly = false;
   void child.exited.then(() => (exitedEarly = true));
   expect((await waitFinished(pool as Workpool<unknown>, first, () => exitedEarly)).state).toBe("finished");
-  expect(await waitFinished(pool as Workpool<unknown>, later, () => exitedEarly)).toEqual({ state: "finished", result: { kind: "success" } });
+  expect(await waitFinished(pool as Workpool<unknown>, later, () => exitedEarly)).toEqual({
+    state: "finished",
+    result: { kind: "success" },
+  });
   expect(exitedEarly).toBe(false);
   child.proc.kill("SIGTERM");
   expect(await child.exited).toBe(0);

@@ -19,12 +19,17 @@ test("three processes on one file never run more than maxParallelism at once", a
   const tmp = tempDbPath();
   const store = sqliteStore({ filename: tmp.path });
   cleanups.push(() => tmp.remove());
-  store.db.exec("CREATE TABLE live (id TEXT PRIMARY KEY, pid INTEGER); CREATE TABLE peaks (id TEXT PRIMARY KEY, pid INTEGER, concurrent INTEGER)");
+  store.db.exec(
+    "CREATE TABLE live (id TEXT PRIMARY KEY, pid INTEGER); CREATE TABLE peaks (id TEXT PRIMARY KEY, pid INTEGER, concurrent INTEGER)",
+  );
   const quiet = { debug() {}, info() {}, warn() {}, error() {} };
   // Paused until every child is ready, so no child can take all the work alone.
   const admin = new Workpool(store, { name: "mp", maxParallelism: 0, logger: quiet });
   const hold = admin.defineAction("hold", () => 0);
-  const ids = await admin.enqueueActionBatch(hold, Array.from({ length: 60 }, (_, i) => i));
+  const ids = await admin.enqueueActionBatch(
+    hold,
+    Array.from({ length: 60 }, (_, i) => i),
+  );
   await admin.runOnce();
   const children: Child[] = [0, 1, 2].map(() => spawnChild("sqlite-child.mjs", [tmp.path, "hold"]));
   cleanups.push(() => children.forEach((c) => c.proc.kill("SIGKILL")));

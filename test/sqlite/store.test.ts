@@ -67,7 +67,11 @@ test("a file made by an unreleased development build is refused with a clear err
   old.exec("CREATE TABLE workpool_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
   old.exec(readFileSync(new URL("../../src/drivers/sqlite/migrations/001_baseline.sql", import.meta.url), "utf8"));
   old.prepare("INSERT INTO workpool_migrations (version, name, applied_at) VALUES (1, '001_init', 0)").run();
-  old.prepare("INSERT INTO workpool_work (id, pool, kind, fn_name, args, state, run_at, enqueued_at) VALUES ('w1', 'old', 'action', 'a', '1', 'pending', 0, 0)").run();
+  old
+    .prepare(
+      "INSERT INTO workpool_work (id, pool, kind, fn_name, args, state, run_at, enqueued_at) VALUES ('w1', 'old', 'action', 'a', '1', 'pending', 0, 0)",
+    )
+    .run();
   old.close();
   const contents = () => {
     const db = new BetterSqlite3(tmp.path, { readonly: true });
@@ -85,7 +89,9 @@ test("a file made by an unreleased development build is refused with a clear err
   expect(() => sqliteStore({ filename: tmp.path })).toThrow(
     "the database schema was created by an unreleased development build of workpool (it records migration 1 as 001_init, where this version has 001_baseline)",
   );
-  expect(() => sqliteStore({ filename: tmp.path })).toThrow(/Recreate it: drop workpool's schema \(PostgreSQL\) or its workpool_\* tables \(SQLite\)/);
+  expect(() => sqliteStore({ filename: tmp.path })).toThrow(
+    /Recreate it: drop workpool's schema \(PostgreSQL\) or its workpool_\* tables \(SQLite\)/,
+  );
   expect(contents()).toEqual(before);
 });
 
@@ -125,11 +131,17 @@ test("with { tx }, bad input throws synchronously so the caller's transaction ro
 test("a { tx } connection to another database file is rejected", async () => {
   const tmp = tempDbPath();
   const other = tempDbPath();
-  cleanups.push(() => tmp.remove(), () => other.remove());
+  cleanups.push(
+    () => tmp.remove(),
+    () => other.remove(),
+  );
   const store = sqliteStore({ filename: tmp.path });
   const wrong = new BetterSqlite3(other.path);
   const memory = new BetterSqlite3(":memory:");
-  cleanups.push(() => wrong.close(), () => memory.close());
+  cleanups.push(
+    () => wrong.close(),
+    () => memory.close(),
+  );
   const pool = new Workpool(store, { logger: quiet });
   const a = pool.defineAction("a", () => 1);
   expect(() => pool.enqueueAction(a, {}, { tx: wrong })).toThrow(/tx: is a connection to ".*", but this store uses/);
@@ -193,7 +205,10 @@ test("a draining worker yields to the event loop between batches", async () => {
   const store = sqliteStore({ filename: tmp.path, synchronous: "NORMAL" });
   const pool = new Workpool(store, { logger: quiet, maxParallelism: 20, clock: new ManualClock(Date.UTC(2030, 0, 1)) });
   const noop = pool.defineAction("noop", () => null);
-  await pool.enqueueActionBatch(noop, Array.from({ length: 2000 }, (_, i) => i));
+  await pool.enqueueActionBatch(
+    noop,
+    Array.from({ length: 2000 }, (_, i) => i),
+  );
   let done = 0;
   const finished = new Promise<void>((resolve) => pool.on("completed", () => ++done === 2000 && resolve()));
   // Counts turns of the event loop (check phase) while the backlog drains.

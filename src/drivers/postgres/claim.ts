@@ -67,7 +67,15 @@ export class ClaimKeys {
 /** Claims due work of `pool` on `db` (the pool, or a client inside BEGIN). */
 export async function claimOn(db: Queryable, stmts: Statements, keys: ClaimKeys, pool: string, opts: ClaimOptions): Promise<ClaimResult> {
   const [afterRunAt, afterId] = keys.next(pool, opts.now);
-  const { rows } = await run<PgClaimRow>(db, stmts.claim, [pool, opts.workerId, opts.now, opts.leaseUntil, opts.limit, afterRunAt, afterId]);
+  const { rows } = await run<PgClaimRow>(db, stmts.claim, [
+    pool,
+    opts.workerId,
+    opts.now,
+    opts.leaseUntil,
+    opts.limit,
+    afterRunAt,
+    afterId,
+  ]);
   const result = rows[0] ? toClaimResult(rows[0], pool, opts) : null;
   if (!result) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
   keys.record(pool, result.claimed, opts.now);

@@ -14,7 +14,11 @@ export interface Queryable {
 }
 
 /** Runs a prepared statement (named, so PostgreSQL parses and plans it once per connection). */
-export async function run<R extends QueryResultRow>(db: Queryable, stmt: Statement, values: unknown[]): Promise<{ rows: R[]; rowCount: number }> {
+export async function run<R extends QueryResultRow>(
+  db: Queryable,
+  stmt: Statement,
+  values: unknown[],
+): Promise<{ rows: R[]; rowCount: number }> {
   const res = await db.query<R>({ name: stmt.name, text: stmt.text, values });
   return { rows: res.rows, rowCount: res.rowCount ?? 0 };
 }

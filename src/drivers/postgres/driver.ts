@@ -84,7 +84,9 @@ interface OpenTx {
 /** The error of a first use that could not reach the server: what failed, and the timeout that applied. */
 function connectError(cause: unknown, timeoutMs: number | null): Error {
   const limit = timeoutMs === null ? "the given pool's connectionTimeoutMillis" : `${timeoutMs} ms, the store's connectTimeoutMs option`;
-  return new Error(`workpool: could not reach PostgreSQL to open the store: ${errorText(cause)} (a connection must open within ${limit})`, { cause });
+  return new Error(`workpool: could not reach PostgreSQL to open the store: ${errorText(cause)} (a connection must open within ${limit})`, {
+    cause,
+  });
 }
 
 function closedError(): Error {

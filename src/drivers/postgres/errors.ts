@@ -7,10 +7,20 @@
 const TRANSIENT_SQLSTATE = /^(08|53|57P0[1-3]|40001|40P01|55P03|58)/;
 
 /** Error codes of Node's network layer. */
-const TRANSIENT_NODE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+const TRANSIENT_NODE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
 
 /** Messages of node-postgres and of this store for a connection that is gone or never came. */
-const TRANSIENT_MESSAGES = /Connection terminated|connection error|timeout exceeded when trying to connect|not queryable|Client was closed|store is closed|could not connect/i;
+const TRANSIENT_MESSAGES =
+  /Connection terminated|connection error|timeout exceeded when trying to connect|not queryable|Client was closed|store is closed|could not connect/i;
 
 /** Whether `e` says the database could not be reached or was busy, rather than that the data was refused. */
 export function isTransientPgError(e: unknown): boolean {

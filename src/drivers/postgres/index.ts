@@ -71,7 +71,9 @@ function checkPollInterval(value: unknown): number {
 
 function isPool(value: unknown): value is Pool {
   const v = value as Partial<Pool> | null;
-  return typeof v === "object" && v !== null && typeof v.connect === "function" && typeof v.query === "function" && typeof v.options === "object";
+  return (
+    typeof v === "object" && v !== null && typeof v.connect === "function" && typeof v.query === "function" && typeof v.options === "object"
+  );
 }
 
 /**
@@ -82,7 +84,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   if (typeof options !== "object" || options === null) {
     throw new InvalidArgumentError("options", "pass { connectionString } or { pool }");
   }
-  checkOptionKeys("options", options, ["connectionString", "pool", "schema", "pollIntervalMs", "vacuum", "connectTimeoutMs"], "postgresStore()");
+  checkOptionKeys(
+    "options",
+    options,
+    ["connectionString", "pool", "schema", "pollIntervalMs", "vacuum", "connectTimeoutMs"],
+    "postgresStore()",
+  );
   const { connectionString, pool: givenPool } = options;
   if ((connectionString === undefined) === (givenPool === undefined)) {
     throw new InvalidArgumentError("connectionString", "give exactly one of `connectionString` (a postgres:// URL) or `pool` (a pg.Pool)");
@@ -95,7 +102,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   }
   const schema = checkSchemaName(options.schema ?? "workpool");
   const pollIntervalMs = checkPollInterval(options.pollIntervalMs);
-  const connectTimeoutMs = options.connectTimeoutMs === undefined ? DEFAULT_CONNECT_TIMEOUT_MS : checkInt("connectTimeoutMs", options.connectTimeoutMs, 1, 600_000);
+  const connectTimeoutMs =
+    options.connectTimeoutMs === undefined
+      ? DEFAULT_CONNECT_TIMEOUT_MS
+      : checkInt("connectTimeoutMs", options.connectTimeoutMs, 1, 600_000);
   const vacuum = vacuumSettings(options.vacuum);
 
   let pool: Pool;

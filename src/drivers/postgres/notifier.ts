@@ -77,7 +77,18 @@ export class Notifier {
 
   private state(pool: string): PoolState {
     let state = this.pools.get(pool);
-    if (!state) this.pools.set(pool, (state = { lastAt: -Infinity, uncoveredSince: null, lastQuietAt: -Infinity, inlineInFlight: 0, inlineStartedAt: -Infinity, trailing: null }));
+    if (!state)
+      this.pools.set(
+        pool,
+        (state = {
+          lastAt: -Infinity,
+          uncoveredSince: null,
+          lastQuietAt: -Infinity,
+          inlineInFlight: 0,
+          inlineStartedAt: -Infinity,
+          trailing: null,
+        }),
+      );
     return state;
   }
 

@@ -254,5 +254,11 @@ export function toPoolConfig(r: PgPoolRow): PoolConfig {
 /** Converts summed stats. */
 export function toPoolStats(r: PgStatsRow | undefined): PoolStats {
   if (!r) return { completed: 0, succeeded: 0, failed: 0, retries: 0, canceled: 0 };
-  return { completed: num(r.completed), succeeded: num(r.succeeded), failed: num(r.failed), retries: num(r.retries), canceled: num(r.canceled) };
+  return {
+    completed: num(r.completed),
+    succeeded: num(r.succeeded),
+    failed: num(r.failed),
+    retries: num(r.retries),
+    canceled: num(r.canceled),
+  };
 }

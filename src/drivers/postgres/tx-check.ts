@@ -47,7 +47,10 @@ function looksLikePool(value: object): boolean {
 }
 
 function notAClient(value: unknown): InvalidArgumentError {
-  return new InvalidArgumentError("tx", `must be a pg client (from pool.connect() or new pg.Client()) inside the caller's BEGIN, got ${describeValue(value)}`);
+  return new InvalidArgumentError(
+    "tx",
+    `must be a pg client (from pool.connect() or new pg.Client()) inside the caller's BEGIN, got ${describeValue(value)}`,
+  );
 }
 
 function failedTransaction(): InvalidArgumentError {
@@ -66,14 +69,18 @@ export class TxChecker {
   async check(tx: unknown): Promise<PoolClient> {
     if (typeof tx !== "object" || tx === null || typeof (tx as { query?: unknown }).query !== "function") throw notAClient(tx);
     if (looksLikePool(tx)) {
-      throw new InvalidArgumentError("tx", "is a pg.Pool, whose queries each commit on their own; pass a client from pool.connect() after BEGIN");
+      throw new InvalidArgumentError(
+        "tx",
+        "is a pg.Pool, whose queries each commit on their own; pass a client from pool.connect() after BEGIN",
+      );
     }
     const client = tx as PoolClient;
     const known = this.followed.get(client) ?? (await this.follow(client));
     await this.checkSameDatabase(known.identity);
     const status = known.status ?? (await probeTransaction(client));
     if (status === "E") throw failedTransaction();
-    if (status !== "T") throw new InvalidArgumentError("tx", "has no open transaction; run BEGIN on it first, or leave tx out to commit the work at once");
+    if (status !== "T")
+      throw new InvalidArgumentError("tx", "has no open transaction; run BEGIN on it first, or leave tx out to commit the work at once");
     return client;
   }
 
@@ -112,7 +119,10 @@ export class TxChecker {
       ours = await this.readStoreIdentity();
     }
     if (!ours || ours.database !== theirs.database || ours.serverStartedAt !== theirs.serverStartedAt) {
-      const where = ours && ours.database !== theirs.database ? `database "${theirs.database}", but this store uses "${ours.database}"` : "another server than this store's";
+      const where =
+        ours && ours.database !== theirs.database
+          ? `database "${theirs.database}", but this store uses "${ours.database}"`
+          : "another server than this store's";
       throw new InvalidArgumentError("tx", `is a client of ${where}; pass a client of the store's database`);
     }
   }

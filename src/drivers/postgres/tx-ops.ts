@@ -3,7 +3,17 @@
  * on the client that holds it. Each batch write is one statement.
  */
 import type { PoolClient } from "pg";
-import type { AttemptRef, ClaimOptions, ClaimResult, FinishWrite, OnCompleteWrite, PoolStats, RescheduleWrite, TxOps, WorkRow } from "../../driver/driver.js";
+import type {
+  AttemptRef,
+  ClaimOptions,
+  ClaimResult,
+  FinishWrite,
+  OnCompleteWrite,
+  PoolStats,
+  RescheduleWrite,
+  TxOps,
+  WorkRow,
+} from "../../driver/driver.js";
 import { claimOn, type ClaimKeys } from "./claim.js";
 import { run } from "./connection.js";
 import { toWorkRow, type PgWorkRow } from "./rows.js";
@@ -47,7 +57,12 @@ export class PgTxOps implements TxOps<PoolClient> {
 
   async finish(rows: readonly FinishWrite[]): Promise<void> {
     if (!rows.length) return;
-    await run(this.tx, this.stmts.finish, [rows.map((r) => r.id), rows.map((r) => r.result), rows.map((r) => r.finishedAt), rows.map((r) => r.ocState)]);
+    await run(this.tx, this.stmts.finish, [
+      rows.map((r) => r.id),
+      rows.map((r) => r.result),
+      rows.map((r) => r.finishedAt),
+      rows.map((r) => r.ocState),
+    ]);
   }
 
   async reschedule(rows: readonly RescheduleWrite[]): Promise<void> {

@@ -37,7 +37,10 @@ export function checkDatabaseOption(value: unknown): Database {
  */
 export function checkTxConnection(value: unknown): Database {
   if (!isConnection(value)) {
-    throw new InvalidArgumentError("tx", `must be a better-sqlite3 Database inside an open transaction (db.transaction(...)), got ${describeValue(value)}`);
+    throw new InvalidArgumentError(
+      "tx",
+      `must be a better-sqlite3 Database inside an open transaction (db.transaction(...)), got ${describeValue(value)}`,
+    );
   }
   if (!value.open) throw new InvalidArgumentError("tx", "is a closed connection");
   return value;
@@ -46,7 +49,10 @@ export function checkTxConnection(value: unknown): Database {
 /** Checks that an enqueue's `tx` (already known to be a connection) has a transaction open. */
 export function checkTxOpen(tx: Database): void {
   if (!tx.inTransaction) {
-    throw new InvalidArgumentError("tx", "has no open transaction; call enqueue inside db.transaction(() => ...)() or after BEGIN, or leave tx out to commit the work at once");
+    throw new InvalidArgumentError(
+      "tx",
+      "has no open transaction; call enqueue inside db.transaction(() => ...)() or after BEGIN, or leave tx out to commit the work at once",
+    );
   }
 }
 

@@ -15,7 +15,24 @@
  *   instead of waiting for the lock, which would never be released (deadlock).
  */
 import type { Database } from "better-sqlite3";
-import { DRIVER, type AttemptRef, type ClaimOptions, type ClaimResult, type Driver, type FinishWrite, type HeartbeatResult, type NewWork, type OnCompleteWrite, type PoolConfig, type PoolCounts, type PoolStats, type RescheduleWrite, type Store, type TxOps, type WorkRow } from "../../driver/driver.js";
+import {
+  DRIVER,
+  type AttemptRef,
+  type ClaimOptions,
+  type ClaimResult,
+  type Driver,
+  type FinishWrite,
+  type HeartbeatResult,
+  type NewWork,
+  type OnCompleteWrite,
+  type PoolConfig,
+  type PoolCounts,
+  type PoolStats,
+  type RescheduleWrite,
+  type Store,
+  type TxOps,
+  type WorkRow,
+} from "../../driver/driver.js";
 import { checkAppliedMigrations, loadMigrations, type AppliedMigration } from "../../driver/migrations.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { Mutex } from "../../internal/mutex.js";
@@ -176,7 +193,10 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     const theirs = mainFileOf(tx);
     const ours = mainFileOf(this.db);
     if (theirs === "" || theirs !== ours) {
-      throw new InvalidArgumentError("tx", `is a connection to ${theirs ? `"${theirs}"` : "an in-memory database"}, but this store uses ${ours ? `"${ours}"` : "an in-memory database"}; pass a connection to the store's database file`);
+      throw new InvalidArgumentError(
+        "tx",
+        `is a connection to ${theirs ? `"${theirs}"` : "an in-memory database"}, but this store uses ${ours ? `"${ours}"` : "an in-memory database"}; pass a connection to the store's database file`,
+      );
     }
   }
 
@@ -203,7 +223,15 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
       const claimed =
         free === 0
           ? []
-          : (this.stmts.claim.all({ pool, worker: opts.workerId, now: opts.now, lease_until: opts.leaseUntil, limit: free }) as SqliteWorkRow[])
+          : (
+              this.stmts.claim.all({
+                pool,
+                worker: opts.workerId,
+                now: opts.now,
+                lease_until: opts.leaseUntil,
+                limit: free,
+              }) as SqliteWorkRow[]
+            )
               .map(toWorkRow)
               .sort((a, b) => a.runAt - b.runAt || (a.id < b.id ? -1 : 1));
       const next = (this.stmts.nextRunAt.get(pool) as { t: number | null }).t;
@@ -267,44 +295,50 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   private makeTxOps(): TxOps<Database> {
     return {
-    tx: this.db,
-    claim: async (pool, opts) => this.claimRows(pool, opts),
-    lockWork: async (pool, ids) => (this.stmts.readWork.all(pool, JSON.stringify(ids)) as SqliteWorkRow[]).map(toWorkRow),
-    lockExpired: async (pool, now, limit) => (this.stmts.expired.all(pool, now, limit) as SqliteWorkRow[]).map(toWorkRow),
-    lockOnCompleteDue: async (pool, now, limit) => (this.stmts.onCompleteDue.all(pool, now, limit) as SqliteWorkRow[]).map(toWorkRow),
-    finish: async (rows: readonly FinishWrite[]) => {
-      for (const r of rows) this.stmts.finish.run({ id: r.id, result: r.result, finished_at: r.finishedAt, oc_state: r.ocState });
-    },
-    reschedule: async (rows: readonly RescheduleWrite[]) => {
-      for (const r of rows) this.stmts.reschedule.run(r.runAt, r.id);
-    },
-    release: async (refs, runAt) => {
-      for (const r of refs) this.stmts.release.run(runAt, r.id, r.attempt);
-    },
-    requestCancel: async (ids) => {
-      for (const id of ids) this.stmts.requestCancel.run(id);
-    },
-    updateOnComplete: async (rows: readonly OnCompleteWrite[]) => {
-      for (const r of rows) {
-        this.stmts.updateOnComplete.run({ id: r.id, oc_state: r.ocState, oc_attempts: r.ocAttempts, oc_run_at: r.ocRunAt, oc_error: r.ocError });
-      }
-    },
-    addStats: async (pool, d: PoolStats) => {
-      this.stmts.addStats.run({ pool, ...d });
-    },
-    savepoint: async <T>(fn: () => Promise<T> | T): Promise<T> => {
-      const name = `workpool_sp_${++this.savepointSeq}`;
-      this.db.exec(`SAVEPOINT ${name}`);
-      try {
-        const result = await fn();
-        this.db.exec(`RELEASE ${name}`);
-        return result;
-      } catch (e) {
-        // The handler may have ended the transaction itself (e.g. by running COMMIT).
-        if (this.db.inTransaction) this.db.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
-        throw e;
-      }
-    },
+      tx: this.db,
+      claim: async (pool, opts) => this.claimRows(pool, opts),
+      lockWork: async (pool, ids) => (this.stmts.readWork.all(pool, JSON.stringify(ids)) as SqliteWorkRow[]).map(toWorkRow),
+      lockExpired: async (pool, now, limit) => (this.stmts.expired.all(pool, now, limit) as SqliteWorkRow[]).map(toWorkRow),
+      lockOnCompleteDue: async (pool, now, limit) => (this.stmts.onCompleteDue.all(pool, now, limit) as SqliteWorkRow[]).map(toWorkRow),
+      finish: async (rows: readonly FinishWrite[]) => {
+        for (const r of rows) this.stmts.finish.run({ id: r.id, result: r.result, finished_at: r.finishedAt, oc_state: r.ocState });
+      },
+      reschedule: async (rows: readonly RescheduleWrite[]) => {
+        for (const r of rows) this.stmts.reschedule.run(r.runAt, r.id);
+      },
+      release: async (refs, runAt) => {
+        for (const r of refs) this.stmts.release.run(runAt, r.id, r.attempt);
+      },
+      requestCancel: async (ids) => {
+        for (const id of ids) this.stmts.requestCancel.run(id);
+      },
+      updateOnComplete: async (rows: readonly OnCompleteWrite[]) => {
+        for (const r of rows) {
+          this.stmts.updateOnComplete.run({
+            id: r.id,
+            oc_state: r.ocState,
+            oc_attempts: r.ocAttempts,
+            oc_run_at: r.ocRunAt,
+            oc_error: r.ocError,
+          });
+        }
+      },
+      addStats: async (pool, d: PoolStats) => {
+        this.stmts.addStats.run({ pool, ...d });
+      },
+      savepoint: async <T>(fn: () => Promise<T> | T): Promise<T> => {
+        const name = `workpool_sp_${++this.savepointSeq}`;
+        this.db.exec(`SAVEPOINT ${name}`);
+        try {
+          const result = await fn();
+          this.db.exec(`RELEASE ${name}`);
+          return result;
+        } catch (e) {
+          // The handler may have ended the transaction itself (e.g. by running COMMIT).
+          if (this.db.inTransaction) this.db.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+          throw e;
+        }
+      },
     };
   }
 
