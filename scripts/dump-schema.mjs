@@ -116,7 +116,7 @@ export function dumpSqliteSchema({ migrate }) {
 async function main() {
   const pg = (await import("pg")).default;
   const { migratePostgres } = await import("../dist/drivers/postgres/migrate.js");
-  const { migrateSqlite } = await import("../dist/drivers/sqlite/driver.js");
+  const { migrateSqlite } = await import("../dist/drivers/sqlite/migrate.js");
   const connectionString = process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/test";
   // node-postgres takes the default user from $USER, which some shells do not set; libpq
   // (pg_dump) uses the OS account. Do the same here.

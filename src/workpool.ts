@@ -4,7 +4,7 @@
  */
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import { DRIVER, type Driver, type NewWork, type Store, type WorkRow } from "./driver/driver.js";
+import { DRIVER, type Driver, type NewWork, type Store } from "./driver/driver.js";
 import { InvalidArgumentError, UnknownWorkError } from "./errors.js";
 import { EventHub, PoolLogger, type WorkpoolEventName, type WorkpoolEvents } from "./events.js";
 import {
@@ -16,25 +16,25 @@ import {
   type OnCompleteFn,
   type OnCompleteHandle,
 } from "./handlers.js";
-import { isWorkId, newWorkId, workIdTime } from "./ids.js";
-import { encodeJson, encodeOptionalJson } from "./json.js";
-import { applyTransitions, cancelPending, type Transition } from "./internal/transitions.js";
+import { workIdTime } from "./ids.js";
+import { checkBatch, prepareEnqueue, type EnqueueInput } from "./internal/enqueue-input.js";
 import type { PoolRuntime } from "./internal/runtime.js";
-import { resolveRunAt } from "./internal/schedule.js";
+import { Readiness } from "./internal/readiness.js";
+import { checkIds, toStatus } from "./internal/status.js";
+import { cancelWork } from "./internal/transitions/cancel.js";
+import { insertWork } from "./internal/transitions/enqueue.js";
 import { Worker, type RunOnceResult } from "./internal/worker.js";
 import {
   checkConfigure,
   checkInt,
-  checkName,
   checkOptionKeys,
-  checkRetryBehavior,
   describeValue,
   resolveOptions,
   type ConfigureOptions,
   type ResolvedOptions,
   type WorkpoolOptions,
 } from "./options.js";
-import type { RetryBehavior, RunResult, Status, WorkId } from "./types.js";
+import type { RetryBehavior, Status, WorkId } from "./types.js";
 
 /** Options shared by enqueueAction and enqueueMutation. */
 export interface EnqueueOptions<Tx, C = unknown, R = unknown> {
@@ -72,7 +72,6 @@ export interface CancelAllOptions {
   before?: number;
 }
 
-const MAX_BATCH = 10_000;
 const CANCEL_BATCH = 500;
 
 /** A durable pool of actions and mutations with a global parallelism limit. See README. */
@@ -86,10 +85,7 @@ export class Workpool<Tx = unknown> {
   private readonly handlers: HandlerRegistry<Tx>;
   private readonly rt: PoolRuntime<Tx>;
   private readonly worker: Worker<Tx>;
-  private readyPromise: Promise<void> | null = null;
-  /** Set once readyPromise has resolved. */
-  private migrated = false;
-  private poolReady: Promise<void> | null = null;
+  private readonly readiness: Readiness<Tx>;
 
   constructor(store: Store<Tx>, options?: WorkpoolOptions) {
     const driver = (store as Partial<Store<Tx>> | null)?.[DRIVER];
@@ -110,6 +106,7 @@ export class Workpool<Tx = unknown> {
       workerId: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
     };
     this.worker = new Worker(this.rt);
+    this.readiness = new Readiness(this.rt);
   }
 
   /** Defines an action: any async function; side effects allowed; retried if enqueued with retry. */
@@ -132,12 +129,12 @@ export class Workpool<Tx = unknown> {
 
   /** Enqueues an action. Resolves with its id once committed (or written into `tx`). */
   enqueueAction<A, R, C = unknown>(handle: ActionHandle<A, R>, args: A, options?: ActionEnqueueOptions<Tx, C, R>): Promise<WorkId> {
-    return this.enqueue("action", handle, () => [args], options, "args").then((ids) => ids[0]!);
+    return this.enqueue({ kind: "action", handle, argsList: [args], options, argsField: "args" }).then((ids) => ids[0]!);
   }
 
   /** Enqueues a mutation. Resolves with its id once committed (or written into `tx`). */
   enqueueMutation<A, R, C = unknown>(handle: MutationHandle<A, R>, args: A, options?: EnqueueOptions<Tx, C, R>): Promise<WorkId> {
-    return this.enqueue("mutation", handle, () => [args], options, "args").then((ids) => ids[0]!);
+    return this.enqueue({ kind: "mutation", handle, argsList: [args], options, argsField: "args" }).then((ids) => ids[0]!);
   }
 
   /** Enqueues one action per element of `argsArray`, in one transaction. */
@@ -146,7 +143,7 @@ export class Workpool<Tx = unknown> {
     argsArray: readonly A[],
     options?: ActionEnqueueOptions<Tx, C, R>,
   ): Promise<WorkId[]> {
-    return this.enqueue("action", handle, () => checkBatch(argsArray), options, "argsArray");
+    return this.enqueue({ kind: "action", handle, argsList: argsArray, options, argsField: "argsArray" });
   }
 
   /** Enqueues one mutation per element of `argsArray`, in one transaction. */
@@ -155,7 +152,7 @@ export class Workpool<Tx = unknown> {
     argsArray: readonly A[],
     options?: EnqueueOptions<Tx, C, R>,
   ): Promise<WorkId[]> {
-    return this.enqueue("mutation", handle, () => checkBatch(argsArray), options, "argsArray");
+    return this.enqueue({ kind: "mutation", handle, argsList: argsArray, options, argsField: "argsArray" });
   }
 
   /**
@@ -163,78 +160,18 @@ export class Workpool<Tx = unknown> {
    * synchronous store (SQLite): there it throws, so the caller's synchronous
    * `db.transaction()` rolls back instead of committing without the work.
    */
-  private enqueue(
-    kind: "action" | "mutation",
-    handle: unknown,
-    argsList: () => readonly unknown[],
-    options: unknown,
-    argsField: string,
-  ): Promise<WorkId[]> {
+  private enqueue(input: EnqueueInput): Promise<WorkId[]> {
+    const { options } = input;
     const throwsSync =
       this.driver.synchronousTx && typeof options === "object" && options !== null && (options as { tx?: unknown }).tx !== undefined;
     try {
-      return this.insert(this.prepare(kind, handle, argsList(), options, argsField));
+      const argsList = input.argsField === "argsArray" ? checkBatch(input.argsList) : input.argsList;
+      const ctx = { pool: this.name, options: this.opts, handlers: this.handlers, logger: this.logger };
+      return this.insert(prepareEnqueue(ctx, { ...input, argsList }));
     } catch (e) {
       if (throwsSync) throw e;
       return Promise.reject(e);
     }
-  }
-
-  /** Validates everything and builds the rows; throws before anything is written. */
-  private prepare(
-    kind: "action" | "mutation",
-    handle: unknown,
-    argsList: readonly unknown[],
-    options: unknown,
-    argsField: string,
-  ): { rows: NewWork[]; tx: Tx | undefined } {
-    const fnName = this.handlers.checkHandle("handle", handle, kind);
-    if (kind === "mutation" && typeof options === "object" && options !== null) {
-      for (const key of ["retry", "timeoutMs"]) {
-        if (Object.prototype.hasOwnProperty.call(options, key)) {
-          throw new InvalidArgumentError(
-            key,
-            "is not an option of enqueueMutation (mutations run once in a transaction and are not retried or timed out)",
-          );
-        }
-      }
-    }
-    const what = kind === "action" ? "enqueueAction" : "enqueueMutation";
-    const o = (
-      options === undefined ? {} : checkOptionKeys("options", options, kind === "action" ? ACTION_OPTIONS : MUTATION_OPTIONS, what)
-    ) as ActionEnqueueOptions<Tx>;
-    const now = this.opts.clock.now();
-    const runAt = resolveRunAt(o, now, this.logger);
-    const retry = kind === "action" ? this.resolveRetry(o.retry) : null;
-    const timeoutMs = o.timeoutMs === undefined ? null : checkInt("timeoutMs", o.timeoutMs, 1, 7 * 24 * 3600 * 1000);
-    const onComplete = o.onComplete === undefined ? null : this.handlers.checkHandle("onComplete", o.onComplete, "onComplete");
-    if (o.context !== undefined && onComplete === null)
-      throw new InvalidArgumentError("context", "is only delivered to onComplete; give onComplete too");
-    const context = encodeOptionalJson("context", o.context);
-    const name = o.name === undefined ? null : checkName("name", o.name, 200);
-    const rows = argsList.map((args, i) => ({
-      id: newWorkId(now),
-      pool: this.name,
-      kind,
-      fnName,
-      name,
-      args: encodeJson(argsField === "args" ? "args" : `argsArray[${i}]`, args),
-      runAt,
-      enqueuedAt: now,
-      retry,
-      timeoutMs,
-      onComplete,
-      context,
-    }));
-    return { rows, tx: o.tx };
-  }
-
-  private resolveRetry(retry: unknown): RetryBehavior | null {
-    if (retry === undefined) return this.opts.retryActionsByDefault ? { ...this.opts.defaultRetryBehavior } : null;
-    if (retry === true) return { ...this.opts.defaultRetryBehavior };
-    if (retry === false) return null;
-    if (typeof retry === "object" && retry !== null) return checkRetryBehavior("retry", retry);
-    throw new InvalidArgumentError("retry", `must be a boolean or { maxAttempts, initialBackoffMs, base }, got ${describeValue(retry)}`);
   }
 
   /**
@@ -242,89 +179,30 @@ export class Workpool<Tx = unknown> {
    * this returns, so it joins the caller's synchronous transaction.
    */
   private insert({ rows, tx }: { rows: NewWork[]; tx: Tx | undefined }): Promise<WorkId[]> {
-    const emit = (): WorkId[] => {
-      // Built only when someone will see them: a batch enqueue makes one per row.
-      if (this.events.wants("enqueued")) {
-        for (const r of rows) {
-          this.events.emit({
-            event: "enqueued",
-            pool: this.name,
-            workId: r.id,
-            fnName: r.fnName,
-            kind: r.kind,
-            runAt: r.runAt,
-            enqueuedAt: r.enqueuedAt,
-          });
-        }
-      }
-      return rows.map((r) => r.id);
-    };
     if (rows.length === 0) return Promise.resolve([]);
-    if (tx !== undefined && this.driver.synchronousTx) {
-      if (tx === null || typeof tx !== "object")
-        throw new InvalidArgumentError("tx", "must be the store's transaction handle (a better-sqlite3 Database for SQLite)");
-      return this.driver.insertWork(rows, tx).then(emit);
-    }
-    const claim =
-      tx === undefined && rows.length === 1 && this.driver.insertAndClaim ? this.worker.enqueueClaimOptions(rows[0]!.runAt) : null;
-    if (claim) {
-      // This process runs a worker with room: the work may start without a second commit.
-      return this.worker.trackEnqueueClaim(
-        this.afterReady(() => this.driver.insertAndClaim!(rows[0]!, claim)).then(async (claimed) => {
-          const ids = emit();
-          if (claimed) await this.worker.adopt(claimed, claim.now);
-          return ids;
-        }),
-      );
-    }
-    return this.afterReady(() => this.driver.insertWork(rows, tx)).then(emit);
+    const emit = (): void => this.emitEnqueued(rows);
+    const ids = rows.map((r) => r.id);
+    if (tx !== undefined && this.driver.synchronousTx) return insertWork(this.rt, rows, tx).then(() => (emit(), ids));
+    // This process may run a worker with room: the work may start without a second commit.
+    const fast = tx === undefined && rows.length === 1 ? this.worker.enqueueAndClaim(rows[0]!, emit) : null;
+    if (fast) return fast.then(() => ids);
+    return this.readiness.afterReady(() => insertWork(this.rt, rows, tx)).then(() => (emit(), ids));
   }
 
-  /**
-   * Runs `fn` once the store is migrated. Once it is, `fn` runs at once: enqueues are the
-   * hot path and need not wait an extra promise turn for a migration long done.
-   */
-  private afterReady<T>(fn: () => Promise<T>): Promise<T> {
-    return this.migrated ? fn() : this.ready().then(fn);
-  }
-
-  /** Migrates the store (once; a failed migration is tried again on the next call). */
-  private ready(): Promise<void> {
-    if (!this.readyPromise) {
-      this.readyPromise = this.driver.migrate().then(
-        () => {
-          this.migrated = true;
-        },
-        (e: unknown) => {
-          this.readyPromise = null;
-          throw e;
-        },
-      );
-    }
-    return this.readyPromise;
-  }
-
-  /**
-   * Once per instance: writes the pool's config if the store has none, and applies the
-   * options the application set explicitly in the constructor. Later changes come from
-   * configure(), in any process, and are not overwritten again by this instance.
-   */
-  private readyPool(): Promise<void> {
-    if (!this.poolReady) {
-      this.poolReady = (async () => {
-        await this.ready();
-        const config = await this.driver.ensurePool(
-          this.name,
-          { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel },
-          this.opts.explicit,
-        );
-        this.logger.level = config.logLevel;
-      })().catch((e: unknown) => {
-        this.poolReady = null;
-        throw e;
+  /** The `enqueued` events of written rows; built only when someone will see them (a batch makes one per row). */
+  private emitEnqueued(rows: readonly NewWork[]): void {
+    if (!this.events.wants("enqueued")) return;
+    for (const r of rows) {
+      this.events.emit({
+        event: "enqueued",
+        pool: this.name,
+        workId: r.id,
+        fnName: r.fnName,
+        kind: r.kind,
+        runAt: r.runAt,
+        enqueuedAt: r.enqueuedAt,
       });
     }
-    return this.poolReady;
   }
 
   /** The status of one work id. Throws for malformed ids and for ids this pool never had. */
@@ -335,7 +213,7 @@ export class Workpool<Tx = unknown> {
   /** Statuses of many ids, in the same order. */
   async statusBatch(ids: readonly WorkId[], field = "ids"): Promise<Status[]> {
     const list = checkIds(field, ids);
-    await this.ready();
+    await this.readiness.ready();
     const rows = new Map((await this.driver.readWork(this.name, list)).map((r) => [r.id, r]));
     const now = this.opts.clock.now();
     return list.map((id) => {
@@ -364,7 +242,7 @@ export class Workpool<Tx = unknown> {
     if (before !== undefined && (typeof before !== "number" || !Number.isFinite(before))) {
       throw new InvalidArgumentError("before", `must be a finite epoch time in ms, got ${describeValue(before)}`);
     }
-    await this.ready();
+    await this.readiness.ready();
     // +1: "before the call" includes work enqueued in the same millisecond.
     const cutoff = before ?? this.opts.clock.now() + 1;
     let total = 0;
@@ -376,23 +254,11 @@ export class Workpool<Tx = unknown> {
   }
 
   private async cancelIds(ids: string[]): Promise<number> {
-    await this.ready();
-    const rt = this.rt;
-    const runningIds: string[] = [];
-    const events = await this.driver.transaction(async (ops) => {
-      const now = this.opts.clock.now();
-      const rows = await ops.lockWork(this.name, ids);
-      const transitions: Transition[] = [];
-      for (const row of rows) {
-        if (row.state === "pending") transitions.push(cancelPending(row));
-        else if (row.state === "running" && !row.cancelRequested) runningIds.push(row.id);
-      }
-      if (runningIds.length) await ops.requestCancel(runningIds);
-      return applyTransitions(rt, ops, transitions, now);
-    });
+    await this.readiness.ready();
+    const { events, running } = await cancelWork(this.rt, ids);
     for (const e of events) this.events.emit(e);
-    this.worker.abortCanceled(runningIds);
-    return events.length + runningIds.length;
+    this.worker.abortCanceled(running);
+    return events.length + running.length;
   }
 
   /**
@@ -401,7 +267,7 @@ export class Workpool<Tx = unknown> {
    */
   async configure(options: ConfigureOptions): Promise<void> {
     const patch = checkConfigure(options);
-    await this.readyPool();
+    await this.readiness.readyPool();
     const config = await this.driver.ensurePool(
       this.name,
       { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel },
@@ -413,7 +279,7 @@ export class Workpool<Tx = unknown> {
 
   /** Starts a worker for this pool in this process. Resolves once it is running. */
   async start(): Promise<void> {
-    await this.readyPool();
+    await this.readiness.readyPool();
     this.worker.start();
   }
 
@@ -433,7 +299,7 @@ export class Workpool<Tx = unknown> {
    * to finish and be recorded.
    */
   async runOnce(): Promise<RunOnceResult> {
-    await this.readyPool();
+    await this.readiness.readyPool();
     return this.worker.runOnce();
   }
 
@@ -454,45 +320,5 @@ export class Workpool<Tx = unknown> {
   /** Removes a listener added with on(). */
   off<K extends WorkpoolEventName>(event: K, listener: (e: WorkpoolEvents[K]) => void): void {
     this.events.off(event, listener);
-  }
-}
-
-const MUTATION_OPTIONS = ["runAt", "runAfter", "onComplete", "context", "name", "tx"];
-const ACTION_OPTIONS = [...MUTATION_OPTIONS, "retry", "timeoutMs"];
-
-function checkBatch<A>(argsArray: readonly A[]): readonly A[] {
-  if (!Array.isArray(argsArray)) throw new InvalidArgumentError("argsArray", "must be an array of args");
-  if (argsArray.length > MAX_BATCH)
-    throw new InvalidArgumentError("argsArray", `has ${argsArray.length} items; at most ${MAX_BATCH} per batch`);
-  return argsArray;
-}
-
-function checkIds(field: string, ids: readonly unknown[]): string[] {
-  if (!Array.isArray(ids)) throw new InvalidArgumentError(field, "must be an array of work ids");
-  if (ids.length > MAX_BATCH) throw new InvalidArgumentError(field, `has ${ids.length} ids; at most ${MAX_BATCH} per call`);
-  ids.forEach((id, i) => {
-    if (!isWorkId(id))
-      throw new InvalidArgumentError(
-        ids.length === 1 && field === "id" ? "id" : `${field}[${i}]`,
-        `is not a work id (26 characters, as returned by enqueue), got ${describeValue(id)}`,
-      );
-  });
-  return ids as string[];
-}
-
-function toStatus(row: WorkRow): Status {
-  switch (row.state) {
-    case "pending":
-      return { state: "pending", previousAttempts: row.attempt };
-    case "running":
-      return { state: "running", previousAttempts: row.attempt - 1 };
-    case "finished": {
-      const status: Extract<Status, { state: "finished" }> = { state: "finished", result: JSON.parse(row.result!) as RunResult };
-      if (row.onComplete && row.ocState !== "none") {
-        status.onComplete = { state: row.ocState, failedAttempts: row.ocAttempts };
-        if (row.ocError !== null) status.onComplete.error = row.ocError;
-      }
-      return status;
-    }
   }
 }

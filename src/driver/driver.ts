@@ -274,12 +274,12 @@ export interface Driver<Tx> {
   /** Gives up leadership if held by `workerId`. */
   releaseLeadership(pool: string, workerId: string): Promise<void>;
   /** Deletes up to `limit` finished rows finished before `before` whose onComplete is settled. Returns how many. */
-  deleteFinished(pool: string, before: number, limit: number): Promise<number>;
+  deleteFinishedBefore(pool: string, before: number, limit: number): Promise<number>;
   /**
    * Deletes the given rows of `pool` if they are finished and their onComplete is settled
    * (none, done or failed). Returns the ids it deleted.
    */
-  deleteFinishedWork(pool: string, ids: readonly string[]): Promise<string[]>;
+  deleteFinishedIds(pool: string, ids: readonly string[]): Promise<string[]>;
   /** Cumulative report counters of the pool. */
   readStats(pool: string): Promise<PoolStats>;
   /** Pending, running and backlog counts of the pool at `now`. */

@@ -5,46 +5,29 @@
  * may allow more than one batch in flight (`completionLanes`: 2 on PostgreSQL), so the
  * process runs the attempts one batch claimed while another is in the database.
  *
- * A batch whose work has no onComplete handler needs no code of ours inside the
- * transaction, so when the driver has `complete` it is written in one call (on
- * PostgreSQL, one statement and one round trip). Otherwise the batch runs as a
- * transaction of steps: lock the rows, write the transitions, deliver onComplete, claim.
+ * The writes themselves are the finish transitions (transitions/finish.ts). A batch the
+ * store refuses is taken apart here so one bad outcome holds back no other (see refused()).
  */
-import type { ClaimOptions, ClaimResult, CompletionWrite, WorkRow } from "../driver/driver.js";
+import type { ClaimOptions, ClaimResult, WorkRow } from "../driver/driver.js";
 import type { TimerHandle } from "../clock.js";
-import type { CompletedEvent } from "../events.js";
-import { fallbackLevels, fallbackTransition, refusalReason, REFUSALS_PER_LEVEL } from "./fallback.js";
+import { fallbackLevels, REFUSALS_PER_LEVEL } from "./transitions/fallback.js";
+import { finishActions, type FinishEntry } from "./transitions/finish.js";
+import type { AttemptOutcome } from "./transitions/outcome.js";
 import type { PoolRuntime } from "./runtime.js";
-import {
-  applyTransitions,
-  completedEvent,
-  decide,
-  lockCurrentAttempts,
-  warnStaleAttempt,
-  type AttemptOutcome,
-  type Transition,
-} from "./transitions.js";
 
 const MAX_BATCH = 500;
 /** The queue is split between free lanes only if each gets at least this many results. */
 const MIN_SHARE = 16;
 
-interface Pending {
-  /** The row as claimed: the attempt the outcome belongs to. */
-  row: WorkRow;
-  outcome: AttemptOutcome;
+interface Pending extends FinishEntry {
   /** Settles once written (or found stale) with whether the batch refilled its freed slots. */
   resolve: (refilled: boolean) => void;
   /** Largest batch it may join: halved each time the store refuses a batch holding it. */
   limit: number;
   /** Refusals of it written alone at its current fallback level. */
   refusals: number;
-  /** Its fallback level (see fallback.ts); 0: the outcome as it is. */
-  level: number;
   /** Not written before this clock time: its own backoff after a refusal. */
   notBefore: number;
-  /** What the store said the last time it refused it. */
-  lastError?: unknown;
 }
 
 /** Lets each completion batch claim work for the slots it frees, in its own transaction. */
@@ -57,14 +40,6 @@ export interface RefillHook {
    * worker for another claim.
    */
   claimed(result: ClaimResult | null, options: ClaimOptions | null, now: number): boolean;
-}
-
-/** What one committed batch produced. */
-interface Committed {
-  events: CompletedEvent[];
-  claim: ClaimResult | null;
-  options: ClaimOptions | null;
-  now: number;
 }
 
 /** Group-commits action outcomes. */
@@ -285,65 +260,8 @@ export class Completer<Tx> {
 
   /** Writes one batch; returns whether its claim refilled the slots it freed. */
   private async commit(batch: Pending[]): Promise<boolean> {
-    const oneCall = this.rt.driver.complete !== undefined && batch.every((p) => p.row.onComplete === null && p.level === 0);
-    const done = oneCall ? await this.commitInOneCall(batch) : await this.commitInTransaction(batch);
+    const done = await finishActions(this.rt, batch, (now) => this.hook?.claimOptions(now) ?? null);
     for (const e of done.events) this.rt.events.emit(e);
     return this.hook?.claimed(done.claim, done.options, done.now) ?? false;
-  }
-
-  /**
-   * The driver's `complete`: the transitions are decided here from the rows as claimed
-   * (their attempt, kind and retry behaviour cannot change while the attempt is current);
-   * the store fences each write by attempt and lets a requested cancel win.
-   */
-  private async commitInOneCall(batch: Pending[]): Promise<Committed> {
-    const { rt } = this;
-    const now = rt.options.clock.now();
-    const transitions = batch.map((p) => decide(rt, p.row, p.outcome, now));
-    const writes: CompletionWrite[] = transitions.map((t) => ({
-      id: t.row.id,
-      attempt: t.row.attempt,
-      status: t.status,
-      result: t.result ? JSON.stringify(t.result) : null,
-      runAt: t.runAt ?? null,
-    }));
-    const options = this.hook?.claimOptions(now) ?? null;
-    const res = await rt.driver.complete!(rt.pool, writes, now, options);
-    const stale = new Set(res.stale);
-    const canceled = new Set(res.canceled);
-    const events: CompletedEvent[] = [];
-    // Events are built only when someone will see them: this runs for every job.
-    const wanted = rt.events.wants("completed");
-    for (const t of transitions) {
-      if (stale.has(t.row.id)) warnStaleAttempt(rt, t.row);
-      else if (!wanted) continue;
-      else if (canceled.has(t.row.id)) events.push(completedEvent(rt, t.row, "canceled", now));
-      else events.push(completedEvent(rt, t.row, t.status, now, t.error));
-    }
-    return { events, claim: res.claim, options, now };
-  }
-
-  /** A transaction of steps, for batches with onComplete handlers to run inside it. */
-  private async commitInTransaction(batch: Pending[]): Promise<Committed> {
-    const rt = this.rt;
-    return rt.driver.transaction(async (ops) => {
-      const now = rt.options.clock.now();
-      const current = await lockCurrentAttempts(
-        rt,
-        ops,
-        batch.map((p) => p.row),
-      );
-      const transitions: Transition[] = [];
-      for (const p of batch) {
-        const row = current.get(p.row.id);
-        if (!row) continue;
-        const t = decide(rt, row, p.outcome, now);
-        transitions.push(p.level ? fallbackTransition(t, p.level, refusalReason(row.attempt, p.lastError)) : t);
-      }
-      const events = await applyTransitions(rt, ops, transitions, now);
-      const options = ops.claim ? (this.hook?.claimOptions(now) ?? null) : null;
-      const claim = options ? await ops.claim!(rt.pool, options) : null;
-      return { events, claim, options, now };
-    });
   }
 }

@@ -8,11 +8,12 @@ import type { WorkRow } from "../driver/driver.js";
 import type { CompletedEvent } from "../events.js";
 import { encodeJson } from "../json.js";
 import { isNonRetryable } from "../retry.js";
-import { applyTransitions, decide, lockCurrentAttempts, type AttemptOutcome } from "./transitions.js";
+import type { AttemptOutcome } from "./transitions/outcome.js";
+import { finishMutation } from "./transitions/finish.js";
 import { errorText } from "../error-text.js";
 import type { PoolRuntime } from "./runtime.js";
 import { AttemptAbort, AttemptAbortedError } from "./attempt-abort.js";
-import { fallbackLevels, writeFallback } from "./fallback.js";
+import { fallbackLevels, writeFallback } from "./transitions/fallback.js";
 
 function missingHandler<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): AttemptOutcome {
   const found = rt.handlers.get(row.fnName);
@@ -142,24 +143,16 @@ export async function runMutation<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promis
   throw refusal;
 }
 
-async function runMutationTransaction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promise<CompletedEvent[]> {
-  return rt.driver.transaction(async (ops) => {
-    const now = rt.options.clock.now();
-    const current = (await lockCurrentAttempts(rt, ops, [{ id: row.id, attempt: row.attempt }])).get(row.id);
-    if (!current) return [];
+function runMutationTransaction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promise<CompletedEvent[]> {
+  return finishMutation(rt, row, async (ops) => {
     const handler = rt.handlers.get(row.fnName);
-    let outcome: AttemptOutcome;
-    if (!handler || handler.kind !== "mutation") outcome = missingHandler(rt, row);
-    else if (current.cancelRequested) outcome = { kind: "canceled" };
-    else {
-      try {
-        const ctx = { workId: row.id, attempt: row.attempt, name: row.name ?? row.fnName, tx: ops.tx };
-        const value = await ops.savepoint(async () => checkReturnValue(await handler.fn(ctx, JSON.parse(row.args))));
-        outcome = { kind: "success", returnValue: value };
-      } catch (e) {
-        outcome = { kind: "failed", error: errorText(e), retryable: false };
-      }
+    if (!handler || handler.kind !== "mutation") return missingHandler(rt, row);
+    try {
+      const ctx = { workId: row.id, attempt: row.attempt, name: row.name ?? row.fnName, tx: ops.tx };
+      const value = await ops.savepoint(async () => checkReturnValue(await handler.fn(ctx, JSON.parse(row.args))));
+      return { kind: "success", returnValue: value };
+    } catch (e) {
+      return { kind: "failed", error: errorText(e), retryable: false };
     }
-    return applyTransitions(rt, ops, [decide(rt, current, outcome, now)], now);
   });
 }

@@ -175,7 +175,7 @@ export class ActionRetrier<Tx = unknown> {
     await this.ready();
     // The driver deletes the row only if it is finished and its onComplete is settled, in
     // one statement, so a run can never be deleted while it could still change.
-    const deleted = await this.driver.deleteFinishedWork(this.name, [runId]);
+    const deleted = await this.driver.deleteFinishedIds(this.name, [runId]);
     if (deleted.length) return;
     const row = await this.readRun(runId);
     if (row.state !== "finished")

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { expect, test } from "vitest";
-import { migrateSqlite } from "../../src/drivers/sqlite/driver.js";
+import { migrateSqlite } from "../../src/drivers/sqlite/migrate.js";
 import { SNAPSHOT_FILES, dumpSqliteSchema } from "../../scripts/dump-schema.mjs";
 
 test("the checked-in SQLite schema snapshot matches a freshly migrated file", () => {

@@ -3,7 +3,7 @@
  * hand for speed, must be exactly what JSON.stringify makes of the same object.
  */
 import { expect, test } from "vitest";
-import { outcomesJson } from "../../src/drivers/postgres/claim.js";
+import { outcomesJson } from "../../src/drivers/postgres/complete.js";
 import type { CompletionWrite } from "../../src/driver/driver.js";
 
 function reference(writes: CompletionWrite[]): string {

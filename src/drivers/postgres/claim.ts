@@ -1,16 +1,12 @@
 /**
- * The two calls that move work in and out of `running` on a busy pool, each one call of
- * a function in the schema (see schema.sql): claim(), and complete(), which writes a
- * batch of action results and claims the freed slots. Enforcing the pool's
- * maxParallelism happens in those functions, under the pool row's lock.
+ * claim(): due work of a pool moved to `running` for a worker in one call of the schema's
+ * claim() function (see schema.sql), which enforces the pool's maxParallelism under the
+ * pool row's lock; and where in the pending index each claim of this process starts.
  */
-import type { ClaimOptions, ClaimResult, CompleteResult, CompletionWrite, WorkRow } from "../../driver/driver.js";
+import type { ClaimOptions, ClaimResult, WorkRow } from "../../driver/driver.js";
 import { run, type Queryable } from "./connection.js";
 import { toClaimResult, type PgClaimRow } from "./rows.js";
 import type { Statements } from "./statements.js";
-
-/** The result a canceled attempt finishes with (a requested cancel wins over any outcome). */
-const CANCELED_RESULT = JSON.stringify({ kind: "canceled" });
 
 /**
  * How often a claim walks the pending index from its head whatever its key, ms: the
@@ -20,9 +16,10 @@ const CANCELED_RESULT = JSON.stringify({ kind: "canceled" });
 export const WALK_FROM_HEAD_EVERY_MS = 100;
 
 /** A claim's key: the (run_at, id) to take due rows after first, or nulls to walk from the head. */
-type ClaimKey = [runAt: number | null, id: string | null];
+export type ClaimKey = [runAt: number | null, id: string | null];
 
-const FROM_HEAD: ClaimKey = [null, null];
+/** The key that makes a claim walk the pending index from its head. */
+export const FROM_HEAD: ClaimKey = [null, null];
 
 /**
  * Per pool, the key of the last work this process claimed, passed to the next claim so it
@@ -80,54 +77,4 @@ export async function claimOn(db: Queryable, stmts: Statements, keys: ClaimKeys,
   if (!result) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
   keys.record(pool, result.claimed, opts.now);
   return result;
-}
-
-/** A row of complete(): what was written, then the claim's columns (NULL without a claim). */
-type PgCompleteRow = PgClaimRow & { stale: string[]; canceled: string[] };
-
-/** Writes action results of `pool` and claims for the freed slots, on `db`, in one statement. */
-export async function completeOn(
-  db: Queryable,
-  stmts: Statements,
-  keys: ClaimKeys,
-  channel: string,
-  pool: string,
-  writes: readonly CompletionWrite[],
-  now: number,
-  claim: ClaimOptions | null,
-): Promise<CompleteResult> {
-  const [afterRunAt, afterId] = claim ? keys.next(pool, claim.now) : FROM_HEAD;
-  const { rows } = await run<PgCompleteRow>(db, stmts.complete, [
-    pool,
-    outcomesJson(writes),
-    CANCELED_RESULT,
-    now,
-    channel,
-    claim?.workerId ?? "",
-    claim?.leaseUntil ?? 0,
-    claim?.limit ?? 0,
-    afterRunAt,
-    afterId,
-  ]);
-  const row = rows[0]!;
-  const claimed = claim ? toClaimResult(row, pool, claim) : null;
-  if (claim && claimed) keys.record(pool, claimed.claimed, claim.now);
-  return { stale: row.stale, canceled: row.canceled, claim: claimed };
-}
-
-/**
- * The outcomes as one JSON object keyed by id, which complete() reads by lookup:
- * `{"<id>":[attempt,"<status>",<result as a JSON string, or null>,<runAt or null>],...}`.
- * Written out directly rather than built as objects and stringified: it runs for every
- * batch of a busy pool. Statuses are fixed words and the numbers are integers; ids and
- * results are escaped as JSON strings.
- */
-export function outcomesJson(writes: readonly CompletionWrite[]): string {
-  let json = "{";
-  for (let i = 0; i < writes.length; i++) {
-    const w = writes[i]!;
-    if (i > 0) json += ",";
-    json += `${JSON.stringify(w.id)}:[${w.attempt},"${w.status}",${w.result === null ? "null" : JSON.stringify(w.result)},${w.runAt === null ? "null" : w.runAt}]`;
-  }
-  return json + "}";
 }

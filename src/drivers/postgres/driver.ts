@@ -37,21 +37,21 @@ import {
   type TxOps,
   type WorkRow,
 } from "../../driver/driver.js";
-import { Mutex } from "../../internal/mutex.js";
-import { TransactionScope } from "../../internal/transaction-scope.js";
+import { Mutex } from "../../driver/mutex.js";
+import { TransactionScope } from "../../driver/transaction-scope.js";
 import { inTransaction, run, type Queryable } from "./connection.js";
 import { Listener } from "./listener.js";
 import { Notifier } from "./notifier.js";
 import { PinnedConnection } from "./pinned.js";
 import { migratePostgres } from "./migrate.js";
 import { channelName, quoteIdent } from "./names.js";
-import { ClaimKeys, claimOn, completeOn } from "./claim.js";
+import { ClaimKeys, claimOn } from "./claim.js";
+import { completeOn } from "./complete.js";
 import { claimedRow, insertParams, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
 import { insertStatements, statementsFor, type Statements } from "./statements.js";
 import { PgTxOps } from "./tx-ops.js";
 import { TxChecker } from "./tx-check.js";
-import { errorText } from "../../error-text.js";
-import { isTransientPgError } from "./errors.js";
+import { closedError, connectError, isTransientPgError } from "./errors.js";
 import { Vacuumer, type VacuumSettings } from "./vacuum.js";
 
 /** What the driver needs to run. */
@@ -79,18 +79,6 @@ interface OpenTx {
   open: boolean;
   /** Nested transactions (savepoints) on one client take turns. */
   nested: Mutex;
-}
-
-/** The error of a first use that could not reach the server: what failed, and the timeout that applied. */
-function connectError(cause: unknown, timeoutMs: number | null): Error {
-  const limit = timeoutMs === null ? "the given pool's connectionTimeoutMillis" : `${timeoutMs} ms, the store's connectTimeoutMs option`;
-  return new Error(`workpool: could not reach PostgreSQL to open the store: ${errorText(cause)} (a connection must open within ${limit})`, {
-    cause,
-  });
-}
-
-function closedError(): Error {
-  return new Error("workpool: this PostgreSQL store is closed (close() was called); create a new store");
 }
 
 /** The PostgreSQL implementation of the driver interface; also the Store users hold. */
@@ -328,13 +316,13 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     await run(this.db, this.stmts.releaseLeader, [pool, workerId]);
   }
 
-  async deleteFinished(pool: string, before: number, limit: number): Promise<number> {
-    return (await run(this.db, this.stmts.deleteFinished, [pool, before, limit])).rowCount;
+  async deleteFinishedBefore(pool: string, before: number, limit: number): Promise<number> {
+    return (await run(this.db, this.stmts.deleteFinishedBefore, [pool, before, limit])).rowCount;
   }
 
-  async deleteFinishedWork(pool: string, ids: readonly string[]): Promise<string[]> {
+  async deleteFinishedIds(pool: string, ids: readonly string[]): Promise<string[]> {
     if (!ids.length) return [];
-    return (await run<{ id: string }>(this.app, this.stmts.deleteFinishedWork, [pool, ids])).rows.map((r) => r.id);
+    return (await run<{ id: string }>(this.app, this.stmts.deleteFinishedIds, [pool, ids])).rows.map((r) => r.id);
   }
 
   async readStats(pool: string): Promise<PoolStats> {

@@ -1,6 +1,8 @@
+import { errorText } from "../../error-text.js";
+
 /**
- * How the PostgreSQL store tells errors about the connection or the server (the same
- * write may succeed later) from errors about what was written.
+ * The PostgreSQL store's own errors, and how it tells errors about the connection or the
+ * server (the same write may succeed later) from errors about what was written.
  */
 
 /** SQLSTATE classes and codes of conditions that pass: connection, shutdown, resources, lock conflicts. */
@@ -27,4 +29,17 @@ export function isTransientPgError(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
   if (typeof code === "string" && (TRANSIENT_SQLSTATE.test(code) || TRANSIENT_NODE_CODES.has(code))) return true;
   return e instanceof Error && TRANSIENT_MESSAGES.test(e.message);
+}
+
+/** The error of a first use that could not reach the server: what failed, and the timeout that applied. */
+export function connectError(cause: unknown, timeoutMs: number | null): Error {
+  const limit = timeoutMs === null ? "the given pool's connectionTimeoutMillis" : `${timeoutMs} ms, the store's connectTimeoutMs option`;
+  return new Error(`workpool: could not reach PostgreSQL to open the store: ${errorText(cause)} (a connection must open within ${limit})`, {
+    cause,
+  });
+}
+
+/** The error of any call on a store after close(). */
+export function closedError(): Error {
+  return new Error("workpool: this PostgreSQL store is closed (close() was called); create a new store");
 }

@@ -49,10 +49,9 @@ export const WORK_COLUMNS = [
   "oc_error",
 ] as const;
 
-function sql(schema: string) {
-  const s = quoteIdent(schema);
+/** Enqueue: the insert forms and enqueue_claim(). */
+function enqueueSql(s: string) {
   const work = `${s}.work`;
-  const cols = WORK_COLUMNS.join(", ");
   const insertInto = `INSERT INTO ${work} (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context)`;
   const oneRow = `$1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'pending', $7::bigint, $8::bigint, $9::text, $10::bigint, $11::text, $12::text`;
   const insertOne = `${insertInto} VALUES (${oneRow})`;
@@ -91,7 +90,14 @@ function sql(schema: string) {
     // now, $16 lease_until.
     enqueueClaim: `SELECT ${s}.enqueue_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint,
       $9::text, $10::bigint, $11::text, $12::text, $13::text, $14::text, $15::bigint, $16::bigint) AS claimed`,
+  };
+}
 
+/** The pool's config, the claim and completion calls, heartbeats and the reads and locks of running work. */
+function runningSql(s: string) {
+  const work = `${s}.work`;
+  const cols = WORK_COLUMNS.join(", ");
+  return {
     // $1 pool, $2/$3 seed, $4/$5 overrides (null: keep the stored value).
     upsertPool: `INSERT INTO ${s}.pools AS p (name, max_parallelism, log_level)
       VALUES ($1::text, coalesce($4::int, $2::int), coalesce($5::text, $3::text))
@@ -148,7 +154,13 @@ function sql(schema: string) {
         (SELECT id, 1 AS k FROM ${work}
          WHERE pool = $1::text AND state = 'running' AND NOT cancel_requested AND enqueued_at < $2::bigint ORDER BY id LIMIT $3::int)
       ) c ORDER BY k, id LIMIT $3::int`,
+  };
+}
 
+/** Writes of transitions made step by step, report counters, leadership and retention. */
+function writeSql(s: string) {
+  const work = `${s}.work`;
+  return {
     finish: `UPDATE ${work} w
       SET state = 'finished', result = u.result, finished_at = u.finished_at, oc_state = u.oc_state,
           oc_run_at = CASE WHEN u.oc_state = 'pending' THEN u.finished_at ELSE NULL END,
@@ -191,11 +203,11 @@ function sql(schema: string) {
       RETURNING worker_id`,
     releaseLeader: `DELETE FROM ${s}.leaders WHERE pool = $1::text AND worker_id = $2::text`,
 
-    deleteFinished: `DELETE FROM ${work} WHERE id IN (
+    deleteFinishedBefore: `DELETE FROM ${work} WHERE id IN (
       SELECT id FROM ${work}
       WHERE pool = $1::text AND state = 'finished' AND finished_at < $2::bigint AND oc_state <> 'pending'
       ORDER BY finished_at LIMIT $3::int FOR UPDATE SKIP LOCKED)`,
-    deleteFinishedWork: `DELETE FROM ${work}
+    deleteFinishedIds: `DELETE FROM ${work}
       WHERE pool = $1::text AND id = ANY($2::text[]) AND state = 'finished' AND oc_state <> 'pending'
       RETURNING id`,
     counts: `SELECT count(*) FILTER (WHERE state = 'pending')::int AS pending,
@@ -203,6 +215,11 @@ function sql(schema: string) {
         count(*) FILTER (WHERE state = 'running')::int AS running
       FROM ${work} WHERE pool = $1::text AND state IN ('pending', 'running')`,
   };
+}
+
+function sql(schema: string) {
+  const s = quoteIdent(schema);
+  return { ...enqueueSql(s), ...runningSql(s), ...writeSql(s) };
 }
 
 /** The statements of one schema, by name. */

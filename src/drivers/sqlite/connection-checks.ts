@@ -69,3 +69,16 @@ export function isTransientSqliteError(e: unknown): boolean {
   const message = e instanceof Error ? e.message : "";
   return /database connection is not open|store is closed/.test(message);
 }
+
+const mainFiles = new WeakMap<Database, string>();
+
+/** Absolute path of a connection's main database file ("" for an in-memory database). */
+export function mainFileOf(db: Database): string {
+  let file = mainFiles.get(db);
+  if (file === undefined) {
+    const list = db.pragma("database_list") as { name: string; file: string }[];
+    file = list.find((d) => d.name === "main")?.file ?? "";
+    mainFiles.set(db, file);
+  }
+  return file;
+}

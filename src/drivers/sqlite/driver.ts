@@ -21,66 +21,23 @@ import {
   type ClaimOptions,
   type ClaimResult,
   type Driver,
-  type FinishWrite,
   type HeartbeatResult,
   type NewWork,
-  type OnCompleteWrite,
   type PoolConfig,
   type PoolCounts,
   type PoolStats,
-  type RescheduleWrite,
   type Store,
   type TxOps,
   type WorkRow,
 } from "../../driver/driver.js";
-import { checkAppliedMigrations, loadMigrations, type AppliedMigration } from "../../driver/migrations.js";
 import { InvalidArgumentError } from "../../errors.js";
-import { Mutex } from "../../internal/mutex.js";
-import { TransactionScope } from "../../internal/transaction-scope.js";
-import { checkTxConnection, checkTxOpen, isTransientSqliteError } from "./connection-checks.js";
+import { Mutex } from "../../driver/mutex.js";
+import { TransactionScope } from "../../driver/transaction-scope.js";
+import { checkTxConnection, checkTxOpen, isTransientSqliteError, mainFileOf } from "./connection-checks.js";
+import { migrateSqlite } from "./migrate.js";
 import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
-
-const MIGRATIONS_DIR = new URL("./migrations/", import.meta.url);
-
-const mainFiles = new WeakMap<Database, string>();
-
-/** Absolute path of a connection's main database file ("" for an in-memory database). */
-function mainFileOf(db: Database): string {
-  let file = mainFiles.get(db);
-  if (file === undefined) {
-    const list = db.pragma("database_list") as { name: string; file: string }[];
-    file = list.find((d) => d.name === "main")?.file ?? "";
-    mainFiles.set(db, file);
-  }
-  return file;
-}
-
-/**
- * Applies missing migrations synchronously, under SQLite's write lock (safe across
- * processes). Throws, changing nothing, if the file's schema is newer than this code or
- * was made by an unreleased development build (see checkAppliedMigrations).
- */
-export function migrateSqlite(db: Database): void {
-  const migrations = loadMigrations(MIGRATIONS_DIR);
-  db.exec("BEGIN IMMEDIATE");
-  try {
-    db.exec(`CREATE TABLE IF NOT EXISTS workpool_migrations (
-      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-    const applied = db.prepare("SELECT version, name FROM workpool_migrations ORDER BY version").all() as AppliedMigration[];
-    const current = checkAppliedMigrations(applied, migrations);
-    const record = db.prepare("INSERT INTO workpool_migrations (version, name, applied_at) VALUES (?, ?, ?)");
-    for (const m of migrations) {
-      if (m.version <= current) continue;
-      db.exec(m.sql);
-      record.run(m.version, m.name, Date.now());
-    }
-    db.exec("COMMIT");
-  } catch (e) {
-    if (db.inTransaction) db.exec("ROLLBACK");
-    throw e;
-  }
-}
+import { claimRows, SqliteTxOps } from "./tx-ops.js";
 
 /** The SQLite implementation of the driver interface; also the Store users hold. */
 export class SqliteDriver implements Driver<Database>, Store<Database> {
@@ -95,8 +52,9 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   private readonly txContext = new TransactionScope<{ open: boolean }>();
   private readonly stmts: Statements;
   private readonly wakers = new Map<string, Set<() => void>>();
-  private savepointSeq = 0;
   private closed = false;
+  /** The operations of this driver's transactions (there is one connection, so one set). */
+  private readonly txOps: SqliteTxOps;
 
   /**
    * @param db the connection (schema already migrated)
@@ -109,7 +67,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     readonly pollIntervalMs: number,
   ) {
     this.stmts = statementsFor(db);
-    this.txOps = this.makeTxOps();
+    this.txOps = new SqliteTxOps(db, this.stmts);
   }
 
   isTransientError(e: unknown): boolean {
@@ -209,34 +167,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   }
 
   claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
-    return this.write(() => this.claimRows(pool, opts));
-  }
-
-  /** The claim's statements; the caller holds the write lock (its own or an open transaction). */
-  private claimRows(pool: string, opts: ClaimOptions): ClaimResult {
-    {
-      const poolRow = this.stmts.readPool.get(pool) as SqlitePoolRow | undefined;
-      if (!poolRow) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
-      const config = toPoolConfig(poolRow);
-      const running = (this.stmts.countRunning.get(pool) as { n: number }).n;
-      const free = Math.max(0, Math.min(opts.limit, config.maxParallelism - running));
-      const claimed =
-        free === 0
-          ? []
-          : (
-              this.stmts.claim.all({
-                pool,
-                worker: opts.workerId,
-                now: opts.now,
-                lease_until: opts.leaseUntil,
-                limit: free,
-              }) as SqliteWorkRow[]
-            )
-              .map(toWorkRow)
-              .sort((a, b) => a.runAt - b.runAt || (a.id < b.id ? -1 : 1));
-      const next = (this.stmts.nextRunAt.get(pool) as { t: number | null }).t;
-      return { claimed, config, running: running + claimed.length, nextRunAt: next };
-    }
+    return this.write(() => claimRows(this.stmts, pool, opts));
   }
 
   heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult> {
@@ -291,57 +222,6 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     });
   }
 
-  private readonly txOps: TxOps<Database>;
-
-  private makeTxOps(): TxOps<Database> {
-    return {
-      tx: this.db,
-      claim: async (pool, opts) => this.claimRows(pool, opts),
-      lockWork: async (pool, ids) => (this.stmts.readWork.all(pool, JSON.stringify(ids)) as SqliteWorkRow[]).map(toWorkRow),
-      lockExpired: async (pool, now, limit) => (this.stmts.expired.all(pool, now, limit) as SqliteWorkRow[]).map(toWorkRow),
-      lockOnCompleteDue: async (pool, now, limit) => (this.stmts.onCompleteDue.all(pool, now, limit) as SqliteWorkRow[]).map(toWorkRow),
-      finish: async (rows: readonly FinishWrite[]) => {
-        for (const r of rows) this.stmts.finish.run({ id: r.id, result: r.result, finished_at: r.finishedAt, oc_state: r.ocState });
-      },
-      reschedule: async (rows: readonly RescheduleWrite[]) => {
-        for (const r of rows) this.stmts.reschedule.run(r.runAt, r.id);
-      },
-      release: async (refs, runAt) => {
-        for (const r of refs) this.stmts.release.run(runAt, r.id, r.attempt);
-      },
-      requestCancel: async (ids) => {
-        for (const id of ids) this.stmts.requestCancel.run(id);
-      },
-      updateOnComplete: async (rows: readonly OnCompleteWrite[]) => {
-        for (const r of rows) {
-          this.stmts.updateOnComplete.run({
-            id: r.id,
-            oc_state: r.ocState,
-            oc_attempts: r.ocAttempts,
-            oc_run_at: r.ocRunAt,
-            oc_error: r.ocError,
-          });
-        }
-      },
-      addStats: async (pool, d: PoolStats) => {
-        this.stmts.addStats.run({ pool, ...d });
-      },
-      savepoint: async <T>(fn: () => Promise<T> | T): Promise<T> => {
-        const name = `workpool_sp_${++this.savepointSeq}`;
-        this.db.exec(`SAVEPOINT ${name}`);
-        try {
-          const result = await fn();
-          this.db.exec(`RELEASE ${name}`);
-          return result;
-        } catch (e) {
-          // The handler may have ended the transaction itself (e.g. by running COMMIT).
-          if (this.db.inTransaction) this.db.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
-          throw e;
-        }
-      },
-    };
-  }
-
   acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean> {
     return this.write(() => {
       const info = this.stmts.acquireLeader.run({ pool, worker: workerId, expires_at: now + ttlMs, now });
@@ -355,12 +235,12 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     });
   }
 
-  deleteFinished(pool: string, before: number, limit: number): Promise<number> {
-    return this.write(() => this.stmts.deleteFinished.run(pool, before, limit).changes);
+  deleteFinishedBefore(pool: string, before: number, limit: number): Promise<number> {
+    return this.write(() => this.stmts.deleteFinishedBefore.run(pool, before, limit).changes);
   }
 
-  deleteFinishedWork(pool: string, ids: readonly string[]): Promise<string[]> {
-    return this.write(() => (this.stmts.deleteFinishedWork.all(pool, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id));
+  deleteFinishedIds(pool: string, ids: readonly string[]): Promise<string[]> {
+    return this.write(() => (this.stmts.deleteFinishedIds.all(pool, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id));
   }
 
   readStats(pool: string): Promise<PoolStats> {

@@ -8,7 +8,8 @@ import type { Store } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { checkInt, checkOptionKeys, describeValue } from "../../options.js";
 import { checkDatabaseOption } from "./connection-checks.js";
-import { migrateSqlite, SqliteDriver } from "./driver.js";
+import { SqliteDriver } from "./driver.js";
+import { migrateSqlite } from "./migrate.js";
 
 /** Options of {@link sqliteStore}: give `filename` or `database`, not both. */
 export interface SqliteStoreOptions {

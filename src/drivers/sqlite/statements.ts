@@ -53,11 +53,11 @@ const SQL = {
     ON CONFLICT (pool) DO UPDATE SET worker_id = excluded.worker_id, expires_at = excluded.expires_at
     WHERE workpool_leaders.worker_id = excluded.worker_id OR workpool_leaders.expires_at < @now`,
   releaseLeader: `DELETE FROM workpool_leaders WHERE pool = ? AND worker_id = ?`,
-  deleteFinished: `DELETE FROM workpool_work WHERE id IN (
+  deleteFinishedBefore: `DELETE FROM workpool_work WHERE id IN (
     SELECT id FROM workpool_work
     WHERE pool = ? AND state = 'finished' AND finished_at < ? AND oc_state <> 'pending'
     ORDER BY finished_at LIMIT ?)`,
-  deleteFinishedWork: `DELETE FROM workpool_work
+  deleteFinishedIds: `DELETE FROM workpool_work
     WHERE pool = ? AND id IN (SELECT value FROM json_each(?)) AND state = 'finished' AND oc_state <> 'pending'
     RETURNING id`,
   countPending: `SELECT count(*) AS n, coalesce(sum(run_at <= ?), 0) AS due FROM workpool_work WHERE pool = ? AND state = 'pending'`,

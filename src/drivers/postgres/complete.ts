@@ -1,0 +1,64 @@
+/**
+ * complete(): a batch of action results written, and the slots they free claimed, in one
+ * call of the schema's complete() function (one round trip, one commit). The outcome of
+ * each attempt is decided by the core; the function fences each write by attempt and lets
+ * a requested cancel win.
+ */
+import type { ClaimOptions, CompleteResult, CompletionWrite } from "../../driver/driver.js";
+import { FROM_HEAD, type ClaimKeys } from "./claim.js";
+import { run, type Queryable } from "./connection.js";
+import { toClaimResult, type PgClaimRow } from "./rows.js";
+import type { Statements } from "./statements.js";
+
+/** The result a canceled attempt finishes with (a requested cancel wins over any outcome). */
+const CANCELED_RESULT = JSON.stringify({ kind: "canceled" });
+
+/** A row of complete(): what was written, then the claim's columns (NULL without a claim). */
+type PgCompleteRow = PgClaimRow & { stale: string[]; canceled: string[] };
+
+/** Writes action results of `pool` and claims for the freed slots, on `db`, in one statement. */
+export async function completeOn(
+  db: Queryable,
+  stmts: Statements,
+  keys: ClaimKeys,
+  channel: string,
+  pool: string,
+  writes: readonly CompletionWrite[],
+  now: number,
+  claim: ClaimOptions | null,
+): Promise<CompleteResult> {
+  const [afterRunAt, afterId] = claim ? keys.next(pool, claim.now) : FROM_HEAD;
+  const { rows } = await run<PgCompleteRow>(db, stmts.complete, [
+    pool,
+    outcomesJson(writes),
+    CANCELED_RESULT,
+    now,
+    channel,
+    claim?.workerId ?? "",
+    claim?.leaseUntil ?? 0,
+    claim?.limit ?? 0,
+    afterRunAt,
+    afterId,
+  ]);
+  const row = rows[0]!;
+  const claimed = claim ? toClaimResult(row, pool, claim) : null;
+  if (claim && claimed) keys.record(pool, claimed.claimed, claim.now);
+  return { stale: row.stale, canceled: row.canceled, claim: claimed };
+}
+
+/**
+ * The outcomes as one JSON object keyed by id, which complete() reads by lookup:
+ * `{"<id>":[attempt,"<status>",<result as a JSON string, or null>,<runAt or null>],...}`.
+ * Written out directly rather than built as objects and stringified: it runs for every
+ * batch of a busy pool. Statuses are fixed words and the numbers are integers; ids and
+ * results are escaped as JSON strings.
+ */
+export function outcomesJson(writes: readonly CompletionWrite[]): string {
+  let json = "{";
+  for (let i = 0; i < writes.length; i++) {
+    const w = writes[i]!;
+    if (i > 0) json += ",";
+    json += `${JSON.stringify(w.id)}:[${w.attempt},"${w.status}",${w.result === null ? "null" : JSON.stringify(w.result)},${w.runAt === null ? "null" : w.runAt}]`;
+  }
+  return json + "}";
+}

@@ -1,0 +1,166 @@
+/**
+ * The attempts this process is running for one pool: each is started, run (see
+ * executor.ts), its outcome handed to the Completer, and its slot freed. Their leases are
+ * kept alive by the heartbeat; they are aborted on cancel, timeout, lost lease or
+ * shutdown.
+ */
+import type { WorkRow } from "../driver/driver.js";
+import { AttemptAbort, AttemptAbortedError, type AbortCause } from "./attempt-abort.js";
+import type { Completer } from "./completer.js";
+import { runAction, runMutation } from "./executor.js";
+import { Heartbeat } from "./heartbeat.js";
+import type { PoolRuntime } from "./runtime.js";
+import { releaseAttempts } from "./transitions/release.js";
+
+interface Inflight {
+  row: WorkRow;
+  abort: AttemptAbort;
+  /** Settles when the attempt's result is written (or dropped); null only while begin() sets it. */
+  done: Promise<void> | null;
+  /** Set (synchronously) once the action's outcome went to the Completer: stop() must not hand it back. */
+  submitted: boolean;
+  /** Set (synchronously) when stop() hands the attempt back: a late outcome is dropped. */
+  handedBack: boolean;
+}
+
+const ABORT_MESSAGES: Record<AbortCause, string> = {
+  canceled: "the work was canceled",
+  timeout: "timed out",
+  lost: "this worker lost the attempt's lease; it was handed to another worker",
+  shutdown: "the worker is shutting down; the attempt was handed back to the queue",
+};
+
+/** The running attempts of one pool instance. */
+export class Attempts<Tx> {
+  private readonly inflight = new Map<string, Inflight>();
+  private readonly heartbeat: Heartbeat<Tx>;
+
+  /**
+   * @param freed called when an attempt ended and its slot is free, with whether the
+   *   completion transaction already claimed work for it
+   */
+  constructor(
+    private readonly rt: PoolRuntime<Tx>,
+    private readonly completer: Completer<Tx>,
+    private readonly freed: (refilled: boolean) => void,
+  ) {
+    const inflight = this.inflight;
+    this.heartbeat = new Heartbeat(rt, {
+      get size() {
+        return inflight.size;
+      },
+      rows: () => [...this.inflight.values()].map((f) => f.row),
+      canceled: (id) => this.abortById(id, "canceled"),
+      lost: (id) => {
+        const f = this.inflight.get(id);
+        // A mutation's row is locked by its own transaction; it is not lost.
+        if (f && f.row.kind === "action") {
+          rt.logger.warn(`workpool: lost the lease of ${id} attempt ${f.row.attempt}; aborting it`);
+          this.abort(f, "lost");
+        }
+      },
+    });
+  }
+
+  /** Number of attempts running now. */
+  get size(): number {
+    return this.inflight.size;
+  }
+
+  /** Ids of the attempts running now. */
+  ids(): Set<string> {
+    return new Set(this.inflight.keys());
+  }
+
+  /** Settles when the attempts of `ids` (default: all) have ended and been recorded. */
+  async settled(ids?: ReadonlySet<string>): Promise<void> {
+    const entries = [...this.inflight.entries()].filter(([id]) => !ids || ids.has(id));
+    await Promise.all(entries.map(([, f]) => f.done));
+  }
+
+  /** Starts the attempt of a claimed row at `now`. */
+  begin(row: WorkRow, now: number): void {
+    const { rt } = this;
+    // Built only when someone will see it: this runs for every job.
+    if (rt.events.wants("started")) {
+      rt.events.emit({
+        event: "started",
+        pool: rt.pool,
+        workId: row.id,
+        fnName: row.fnName,
+        attempt: row.attempt,
+        startedAt: now,
+        startLagMs: Math.max(0, now - row.runAt),
+      });
+    }
+    const entry: Inflight = { row, abort: new AttemptAbort(), done: null, submitted: false, handedBack: false };
+    // Set before the attempt can settle: the handler starts a microtask later.
+    this.inflight.set(row.id, entry);
+    entry.done = this.run(entry);
+    this.heartbeat.ensure();
+  }
+
+  /** Runs one attempt, records its result, then frees its slot. */
+  private async run(entry: Inflight): Promise<void> {
+    const { rt } = this;
+    const { row } = entry;
+    // Whether the completion transaction already claimed work for the freed slot.
+    let refilled = false;
+    try {
+      if (row.kind === "mutation") {
+        for (const e of await runMutation(rt, row)) rt.events.emit(e);
+      } else {
+        const outcome = await runAction(rt, row, entry.abort);
+        // null: taken away from this worker (lease lost, shutdown); its result is not written.
+        if (outcome && !entry.handedBack) {
+          entry.submitted = true;
+          refilled = await this.completer.submit(row, outcome);
+        }
+      }
+    } catch (e) {
+      rt.logger.error(
+        `workpool: attempt ${row.attempt} of ${row.id} could not be recorded; its lease will expire and it will be rescued`,
+        e,
+      );
+    }
+    if (this.inflight.get(row.id) === entry) this.inflight.delete(row.id);
+    if (this.inflight.size === 0) this.heartbeat.stop();
+    this.freed(refilled);
+  }
+
+  /** Aborts the running attempt of `id`, if this process runs it. */
+  abortById(id: string, cause: AbortCause): void {
+    const f = this.inflight.get(id);
+    if (f) this.abort(f, cause);
+  }
+
+  private abort(f: Inflight, cause: AbortCause): void {
+    if (f.abort.aborted) return;
+    f.abort.abort(new AttemptAbortedError(cause, ABORT_MESSAGES[cause]));
+  }
+
+  /**
+   * Aborts the actions still running with cause "shutdown" and hands them back to the
+   * queue unstarted. Attempts whose outcome is already with the Completer are written by
+   * its flush instead: handing them back would run a finished action again.
+   */
+  async handBack(): Promise<void> {
+    const left = [...this.inflight.values()].filter((f) => f.row.kind === "action" && !f.submitted);
+    if (!left.length) return;
+    for (const f of left) {
+      f.handedBack = true;
+      this.abort(f, "shutdown");
+    }
+    await releaseAttempts(
+      this.rt,
+      left.map((f) => f.row),
+    );
+    for (const f of left) this.inflight.delete(f.row.id);
+    this.rt.logger.warn(`workpool: stop handed ${left.length} running attempt(s) of pool "${this.rt.pool}" back to the queue`);
+  }
+
+  /** Stops the heartbeat (the worker is stopping; whatever is left is rescued by lease). */
+  stopHeartbeat(): void {
+    this.heartbeat.stop();
+  }
+}

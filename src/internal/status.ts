@@ -1,0 +1,42 @@
+/**
+ * What `status()` says of a row, and the checks of the ids callers pass.
+ */
+import type { WorkRow } from "../driver/driver.js";
+import { InvalidArgumentError } from "../errors.js";
+import { isWorkId } from "../ids.js";
+import { describeValue } from "../options.js";
+import type { RunResult, Status } from "../types.js";
+import { MAX_BATCH } from "./enqueue-input.js";
+
+/** Checks a list of work ids; `field` names it in errors (`id` for a single one). */
+export function checkIds(field: string, ids: readonly unknown[]): string[] {
+  if (!Array.isArray(ids)) throw new InvalidArgumentError(field, "must be an array of work ids");
+  if (ids.length > MAX_BATCH) throw new InvalidArgumentError(field, `has ${ids.length} ids; at most ${MAX_BATCH} per call`);
+  ids.forEach((id, i) => {
+    if (!isWorkId(id)) {
+      throw new InvalidArgumentError(
+        ids.length === 1 && field === "id" ? "id" : `${field}[${i}]`,
+        `is not a work id (26 characters, as returned by enqueue), got ${describeValue(id)}`,
+      );
+    }
+  });
+  return ids as string[];
+}
+
+/** The status of a stored row. */
+export function toStatus(row: WorkRow): Status {
+  switch (row.state) {
+    case "pending":
+      return { state: "pending", previousAttempts: row.attempt };
+    case "running":
+      return { state: "running", previousAttempts: row.attempt - 1 };
+    case "finished": {
+      const status: Extract<Status, { state: "finished" }> = { state: "finished", result: JSON.parse(row.result!) as RunResult };
+      if (row.onComplete && row.ocState !== "none") {
+        status.onComplete = { state: row.ocState, failedAttempts: row.ocAttempts };
+        if (row.ocError !== null) status.onComplete.error = row.ocError;
+      }
+      return status;
+    }
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The outcome rule: how an attempt's outcome decides the transition of its row (finished
+ * with a result, or pending again to retry after a backoff). The same rule runs in SQL
+ * in PostgreSQL's complete() for batches decided here; test/driver checks both agree.
+ */
+import type { WorkRow } from "../../driver/driver.js";
+import type { CompletedEvent, CompletionStatus } from "../../events.js";
+import { backoffMs, canRetry } from "../../retry.js";
+import type { RetryBehavior, RunResult } from "../../types.js";
+import type { PoolRuntime } from "../runtime.js";
+import { boundScheduledTime } from "../schedule.js";
+
+/** How one attempt ended, as seen by the worker that ran it. */
+export type AttemptOutcome =
+  { kind: "success"; returnValue: unknown } | { kind: "failed"; error: string; retryable: boolean } | { kind: "canceled" };
+
+/** What happens to a row: it finishes with `result`, or goes back to pending until `runAt`. */
+export interface Transition {
+  row: WorkRow;
+  status: CompletionStatus;
+  result?: RunResult;
+  runAt?: number;
+  error?: string;
+  /**
+   * Set when the store refused the delivery of this row's onComplete: the work finishes
+   * with its onComplete marked failed for this reason, without running the handler.
+   */
+  onCompleteRefused?: string;
+}
+
+/**
+ * The retry behaviour a row is judged by. A mutation has none, but if its worker was
+ * lost it never committed, so it is run again under the pool's default behaviour:
+ * that keeps "exactly once" without looping forever on a mutation that kills workers.
+ */
+function effectiveRetry<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, lostWorker: boolean): RetryBehavior | null {
+  if (row.kind === "mutation") return lostWorker ? rt.options.defaultRetryBehavior : null;
+  return row.retry;
+}
+
+/**
+ * Decides the transition of a running row whose attempt ended with `outcome`. A cancel
+ * request wins over any outcome: canceled work is never retried.
+ */
+export function decide<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, outcome: AttemptOutcome, now: number, lostWorker = false): Transition {
+  if (row.cancelRequested || outcome.kind === "canceled") {
+    return { row, status: "canceled", result: { kind: "canceled" } };
+  }
+  if (outcome.kind === "success") {
+    return { row, status: "success", result: { kind: "success", returnValue: outcome.returnValue } };
+  }
+  const retry = effectiveRetry(rt, row, lostWorker);
+  if (outcome.retryable && canRetry(retry, row.attempt)) {
+    const delay = backoffMs(retry!, row.attempt, rt.options.random, (m) => rt.logger.error(m));
+    const runAt = boundScheduledTime(now + delay, now, rt.logger);
+    return { row, status: "retrying", runAt, error: outcome.error };
+  }
+  return { row, status: "failed", result: { kind: "failed", error: outcome.error }, error: outcome.error };
+}
+
+/** A pending row canceled before it started. */
+export function cancelPending(row: WorkRow): Transition {
+  return { row, status: "canceled", result: { kind: "canceled" } };
+}
+
+/** The `completed` event of a transition of `row`. */
+export function completedEvent<Tx>(
+  rt: PoolRuntime<Tx>,
+  row: WorkRow,
+  status: CompletionStatus,
+  now: number,
+  error?: string,
+): CompletedEvent {
+  const event: CompletedEvent = {
+    event: "completed",
+    pool: rt.pool,
+    workId: row.id,
+    fnName: row.fnName,
+    status,
+    attempts: row.attempt,
+    completedAt: now,
+    lagSinceEnqueuedMs: now - row.enqueuedAt,
+  };
+  if (error !== undefined) event.error = error;
+  return event;
+}
