@@ -1,0 +1,199 @@
+/**
+ * The driver contract: the `Driver` interface exercised directly, without a Workpool, on
+ * every store. The conformance suite checks behaviour through the public API; this suite
+ * pins down what the core relies on each driver to do (see src/driver/driver.ts).
+ * Optional capabilities a driver lacks are skipped, with the reason in the test's name.
+ */
+import { afterEach, describe, expect, test } from "vitest";
+import { DRIVER, type ClaimOptions, type Driver, type NewWork } from "../../src/driver/driver.js";
+import { newWorkId } from "../../src/ids.js";
+import type { HarnessStore, StoreHarness } from "../conformance/harness.js";
+
+const T0 = Date.UTC(2030, 0, 1);
+const POOL = "contract";
+
+/** A new pending row of POOL, due at `runAt`. */
+function row(runAt = T0, overrides: Partial<NewWork> = {}): NewWork {
+  return {
+    id: newWorkId(T0),
+    pool: POOL,
+    kind: "action",
+    fnName: "job",
+    name: null,
+    args: "{}",
+    runAt,
+    enqueuedAt: T0,
+    retry: null,
+    timeoutMs: null,
+    onComplete: null,
+    context: null,
+    ...overrides,
+  };
+}
+
+function claimBy(workerId: string, limit: number, now = T0): ClaimOptions {
+  return { workerId, now, leaseUntil: now + 1000, limit };
+}
+
+/** Registers the contract suite for one store. */
+export function defineDriverContract<Tx>(harness: StoreHarness<Tx>): void {
+  describe(`driver contract: ${harness.name}`, () => {
+    const live: HarnessStore<Tx>[] = [];
+    afterEach(async () => {
+      for (const h of live.splice(0)) await h.dispose();
+    });
+    async function driver(maxParallelism = 3): Promise<Driver<Tx>> {
+      const h = await harness.create();
+      live.push(h);
+      const d = h.store[DRIVER];
+      await d.migrate();
+      await d.ensurePool(POOL, { maxParallelism, logLevel: "REPORT" }, {});
+      return d;
+    }
+
+    test("claim takes at most the pool's free slots, across workers, in (run_at, id) order", async () => {
+      const d = await driver(3);
+      const rows = Array.from({ length: 6 }, (_, i) => row(T0 - 10 + i));
+      await d.insertWork(rows);
+      const first = await d.claim(POOL, claimBy("a", 2));
+      expect(first.claimed.map((r) => r.id)).toEqual(rows.slice(0, 2).map((r) => r.id));
+      expect(first.claimed.every((r) => r.state === "running" && r.attempt === 1 && r.workerId === "a")).toBe(true);
+      const second = await d.claim(POOL, claimBy("b", 10));
+      expect(second.claimed.map((r) => r.id)).toEqual([rows[2]!.id]);
+      expect(second.running).toBe(3);
+      expect((await d.claim(POOL, claimBy("c", 10))).claimed).toEqual([]);
+      expect((await d.counts(POOL, T0)).running).toBe(3);
+    });
+
+    test("claim leaves work that is not due and reports when the next is due", async () => {
+      const d = await driver(10);
+      await d.insertWork([row(T0 + 5000)]);
+      const res = await d.claim(POOL, claimBy("a", 10));
+      expect(res.claimed).toEqual([]);
+      expect(res.nextRunAt).toBe(T0 + 5000);
+      expect(res.config).toEqual({ maxParallelism: 10, logLevel: "REPORT" });
+    });
+
+    test("release hands back only the attempt it names, without counting it", async () => {
+      const d = await driver(10);
+      const r = row();
+      await d.insertWork([r]);
+      await d.claim(POOL, claimBy("a", 1));
+      await d.transaction((ops) => ops.release([{ id: r.id, attempt: 2 }], T0));
+      expect((await d.readWork(POOL, [r.id]))[0]).toMatchObject({ state: "running", attempt: 1 });
+      await d.transaction((ops) => ops.release([{ id: r.id, attempt: 1 }], T0));
+      expect((await d.readWork(POOL, [r.id]))[0]).toMatchObject({ state: "pending", attempt: 0, workerId: null });
+    });
+
+    test("a locked row shows its current attempt, so a stale result can be told apart before finish", async () => {
+      const d = await driver(10);
+      const r = row();
+      await d.insertWork([r]);
+      await d.claim(POOL, claimBy("a", 1));
+      // The lease lapses and another worker takes the work: attempt 2.
+      await d.transaction(async (ops) => {
+        const expired = await ops.lockExpired(POOL, T0 + 2000, 10);
+        expect(expired.map((e) => e.id)).toEqual([r.id]);
+        await ops.reschedule([{ id: r.id, runAt: T0 + 2000 }]);
+      });
+      await d.claim(POOL, claimBy("b", 1, T0 + 2000));
+      const locked = await d.transaction((ops) => ops.lockWork(POOL, [r.id]));
+      expect(locked[0]).toMatchObject({ state: "running", attempt: 2, workerId: "b" });
+    });
+
+    test("heartbeat renews this worker's current attempts and reports lost and canceled ones", async () => {
+      const d = await driver(10);
+      const [x, y] = [row(), row()];
+      await d.insertWork([x, y]);
+      await d.claim(POOL, claimBy("a", 2));
+      await d.transaction((ops) => ops.requestCancel([y.id]));
+      const beat = await d.heartbeat(
+        POOL,
+        "a",
+        [
+          { id: x.id, attempt: 1 },
+          { id: y.id, attempt: 1 },
+        ],
+        T0 + 9000,
+      );
+      expect(beat).toEqual({ cancelRequested: [y.id], lost: [] });
+      expect((await d.readWork(POOL, [x.id]))[0]!.leaseUntil).toBe(T0 + 9000);
+      // Another worker's heartbeat, and one for an attempt that is not current, hold nothing.
+      expect((await d.heartbeat(POOL, "b", [{ id: x.id, attempt: 1 }], T0 + 9500)).lost).toEqual([x.id]);
+      expect((await d.heartbeat(POOL, "a", [{ id: x.id, attempt: 7 }], T0 + 9500)).lost).toEqual([x.id]);
+      expect((await d.readWork(POOL, [x.id]))[0]!.leaseUntil).toBe(T0 + 9000);
+    });
+
+    test("only one worker holds maintenance leadership until it lapses or is released", async () => {
+      const d = await driver();
+      expect(await d.acquireLeadership(POOL, "a", T0, 1000)).toBe(true);
+      expect(await d.acquireLeadership(POOL, "b", T0 + 500, 1000)).toBe(false);
+      expect(await d.acquireLeadership(POOL, "a", T0 + 500, 1000)).toBe(true);
+      expect(await d.acquireLeadership(POOL, "b", T0 + 1600, 1000)).toBe(true);
+      await d.releaseLeadership(POOL, "b");
+      expect(await d.acquireLeadership(POOL, "c", T0 + 1700, 1000)).toBe(true);
+    });
+
+    test("retention deletes finished rows only once their onComplete is settled", async () => {
+      const d = await driver();
+      const [plain, withOc] = [row(), row(T0, { onComplete: "oc" })];
+      await d.insertWork([plain, withOc]);
+      await d.claim(POOL, claimBy("a", 2));
+      await d.transaction((ops) =>
+        ops.finish([
+          { id: plain.id, result: '{"kind":"success"}', finishedAt: T0, ocState: "none" },
+          { id: withOc.id, result: '{"kind":"success"}', finishedAt: T0, ocState: "pending" },
+        ]),
+      );
+      expect(await d.deleteFinishedBefore(POOL, T0 + 1, 10)).toBe(1);
+      expect(await d.deleteFinishedIds(POOL, [withOc.id])).toEqual([]);
+      await d.transaction((ops) => ops.updateOnComplete([{ id: withOc.id, ocState: "done", ocAttempts: 0, ocRunAt: null, ocError: null }]));
+      expect(await d.deleteFinishedIds(POOL, [withOc.id])).toEqual([withOc.id]);
+    });
+
+    test("complete() writes outcomes fenced by attempt and lets a requested cancel win", async (ctx) => {
+      const d = await driver(10);
+      if (!d.complete) return ctx.skip(`the ${d.dialect} driver has no one-call complete (the core writes results in a transaction)`);
+      const [ok, stale, canceled] = [row(), row(), row()];
+      await d.insertWork([ok, stale, canceled]);
+      await d.claim(POOL, claimBy("a", 3));
+      await d.transaction((ops) => ops.requestCancel([canceled.id]));
+      const res = await d.complete(
+        POOL,
+        [
+          { id: ok.id, attempt: 1, status: "success", result: '{"kind":"success","returnValue":1}', runAt: null },
+          { id: stale.id, attempt: 5, status: "success", result: '{"kind":"success","returnValue":2}', runAt: null },
+          { id: canceled.id, attempt: 1, status: "success", result: '{"kind":"success","returnValue":3}', runAt: null },
+        ],
+        T0,
+        null,
+      );
+      expect(res.stale).toEqual([stale.id]);
+      expect(res.canceled).toEqual([canceled.id]);
+      const rows = new Map((await d.readWork(POOL, [ok.id, stale.id, canceled.id])).map((r) => [r.id, r]));
+      expect(rows.get(ok.id)).toMatchObject({ state: "finished", result: '{"kind":"success","returnValue":1}' });
+      expect(rows.get(stale.id)).toMatchObject({ state: "running", attempt: 1 });
+      expect(rows.get(canceled.id)).toMatchObject({ state: "finished", result: '{"kind":"canceled"}' });
+    });
+
+    test("insertAndClaim claims new work only when a slot is free and no other due work waits", async (ctx) => {
+      const d = await driver(1);
+      if (!d.insertAndClaim) return ctx.skip(`the ${d.dialect} driver has no insertAndClaim (enqueue and claim are two transactions)`);
+      const first = await d.insertAndClaim(row(), claimBy("a", 1));
+      expect(first).toMatchObject({ state: "running", attempt: 1, workerId: "a" });
+      expect(await d.insertAndClaim(row(), claimBy("a", 1))).toBeNull();
+      expect((await d.counts(POOL, T0)).pending).toBe(1);
+    });
+
+    test("a claim inside a transaction holds to the same limit", async (ctx) => {
+      const d = await driver(2);
+      await d.insertWork([row(), row(), row()]);
+      const claimed = await d.transaction(async (ops) => {
+        if (!ops.claim) return null;
+        return (await ops.claim(POOL, claimBy("a", 10))).claimed.length;
+      });
+      if (claimed === null) return ctx.skip(`the ${d.dialect} driver cannot claim inside a transaction`);
+      expect(claimed).toBe(2);
+    });
+  });
+}

@@ -1,0 +1,165 @@
+/**
+ * The outcome rule is written twice: in decide() (TypeScript), used by the transaction
+ * path, and in SQL in PostgreSQL's complete(), used by the one-call path for batches
+ * without onComplete. This test sends the same outcomes through both paths, on twin
+ * rows of two pools, and compares the rows and report counters they leave.
+ */
+import { afterEach, expect, test } from "vitest";
+import { DRIVER, type Driver, type NewWork, type WorkRow } from "../../src/driver/driver.js";
+import { EventHub, PoolLogger } from "../../src/events.js";
+import { HandlerRegistry } from "../../src/handlers.js";
+import { newWorkId } from "../../src/ids.js";
+import { finishActions, type FinishEntry } from "../../src/internal/transitions/finish.js";
+import type { AttemptOutcome } from "../../src/internal/transitions/outcome.js";
+import type { PoolRuntime } from "../../src/internal/runtime.js";
+import { resolveOptions } from "../../src/options.js";
+import { ManualClock } from "../../src/index.js";
+import { quietLogger } from "../helpers/common.js";
+import { postgresHarness } from "../conformance/harness-postgres.js";
+import type { HarnessStore } from "../conformance/harness.js";
+import { useSharedServer } from "../postgres/helpers.js";
+import type { PoolClient } from "pg";
+
+useSharedServer();
+
+const T0 = Date.UTC(2030, 0, 1);
+const live: HarnessStore<PoolClient>[] = [];
+afterEach(async () => {
+  for (const h of live.splice(0)) await h.dispose();
+});
+
+function runtime(driver: Driver<PoolClient>, pool: string, clock: ManualClock): PoolRuntime<PoolClient> {
+  const options = resolveOptions({
+    name: pool,
+    clock,
+    random: () => 0.37,
+    logger: quietLogger,
+    defaultRetryBehavior: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
+  });
+  const logger = new PoolLogger(options.logger, options.logLevel);
+  return { pool, driver, options, logger, events: new EventHub(logger), handlers: new HandlerRegistry(pool), workerId: "w" };
+}
+
+/** The cases: how each row's attempt ended, and what happens to its row before the result arrives. */
+const CASES: { name: string; retry: NewWork["retry"]; outcome: AttemptOutcome; attempts?: number; before?: "cancel" | "rescue" }[] = [
+  { name: "success", retry: null, outcome: { kind: "success", returnValue: { n: 1 } } },
+  {
+    name: "failure with retries left",
+    retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
+    outcome: { kind: "failed", error: "boom", retryable: true },
+  },
+  {
+    name: "failure on the last attempt",
+    retry: { maxAttempts: 1, initialBackoffMs: 100, base: 2 },
+    outcome: { kind: "failed", error: "boom", retryable: true },
+  },
+  {
+    name: "NonRetryableError",
+    retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
+    outcome: { kind: "failed", error: "stop", retryable: false },
+  },
+  { name: "no retry behaviour", retry: null, outcome: { kind: "failed", error: "once", retryable: true } },
+  { name: "canceled by its abort", retry: null, outcome: { kind: "canceled" } },
+  { name: "cancel racing a success", retry: null, outcome: { kind: "success", returnValue: 2 }, before: "cancel" },
+  {
+    name: "cancel racing a retryable failure",
+    retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
+    outcome: { kind: "failed", error: "x", retryable: true },
+    before: "cancel",
+  },
+  {
+    name: "stale attempt (rescued meanwhile)",
+    retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
+    outcome: { kind: "success", returnValue: 3 },
+    before: "rescue",
+  },
+];
+
+/** Inserts one row per case in `pool`, claims them, applies each case's `before`; returns the claimed rows. */
+async function prepare(driver: Driver<PoolClient>, pool: string): Promise<WorkRow[]> {
+  await driver.ensurePool(pool, { maxParallelism: 100, logLevel: "REPORT" }, {});
+  const rows: NewWork[] = CASES.map((c, i) => ({
+    id: `${newWorkId(T0).slice(0, 24)}${String(i).padStart(2, "0")}`,
+    pool,
+    kind: "action",
+    fnName: "job",
+    name: null,
+    args: "{}",
+    runAt: T0 - 100 + i,
+    enqueuedAt: T0,
+    retry: c.retry,
+    timeoutMs: null,
+    onComplete: null,
+    context: null,
+  }));
+  await driver.insertWork(rows);
+  const claimed = (await driver.claim(pool, { workerId: "w", now: T0, leaseUntil: T0 + 1000, limit: 100 })).claimed;
+  const byId = new Map(claimed.map((r) => [r.id, r]));
+  for (const [i, c] of CASES.entries()) {
+    const id = rows[i]!.id;
+    if (c.before === "cancel") await driver.transaction((ops) => ops.requestCancel([id]));
+    if (c.before === "rescue") {
+      await driver.transaction((ops) => ops.reschedule([{ id, runAt: T0 }]));
+      await driver.transaction((ops) => ops.claim!(pool, { workerId: "other", now: T0, leaseUntil: T0 + 1000, limit: 1 }));
+    }
+  }
+  return rows.map((r) => byId.get(r.id)!);
+}
+
+/** The columns a transition writes, without the id and pool. */
+function comparable(r: WorkRow): Record<string, unknown> {
+  return {
+    state: r.state,
+    attempt: r.attempt,
+    runAt: r.runAt,
+    result: r.result,
+    finishedAt: r.finishedAt,
+    cancelRequested: r.cancelRequested,
+    workerId: r.workerId,
+    leaseUntil: r.leaseUntil,
+    ocState: r.ocState,
+  };
+}
+
+test("the one-call complete() and the transaction path leave the same rows for the same outcomes", async () => {
+  const h = await postgresHarness.create();
+  live.push(h);
+  const driver = h.store[DRIVER];
+  expect(driver.complete).toBeTypeOf("function");
+  const clock = new ManualClock(T0 + 50);
+  // The transaction path: the same driver with its one-call complete hidden.
+  const withoutComplete = new Proxy(driver, { get: (t, k) => (k === "complete" ? undefined : (Reflect.get(t, k) as unknown)) });
+  const paths = [
+    { pool: "one-call", rt: runtime(driver, "one-call", clock) },
+    { pool: "transaction", rt: runtime(withoutComplete as Driver<PoolClient>, "transaction", clock) },
+  ];
+  const results: Record<string, unknown>[][] = [];
+  const stats = [];
+  for (const { pool, rt } of paths) {
+    const claimed = await prepare(driver, pool);
+    const batch: FinishEntry[] = claimed.map((row, i) => ({ row, outcome: CASES[i]!.outcome, level: 0 }));
+    await finishActions(rt, batch, () => null);
+    const after = await driver.readWork(
+      pool,
+      claimed.map((r) => r.id),
+    );
+    const byId = new Map(after.map((r) => [r.id, r]));
+    results.push(claimed.map((r) => comparable(byId.get(r.id)!)));
+    stats.push(await driver.readStats(pool));
+  }
+  for (const [i, c] of CASES.entries()) expect(results[1]![i], c.name).toEqual(results[0]![i]);
+  expect(stats[1]).toEqual(stats[0]);
+  // And the rule itself, on the one-call path:
+  const states = results[0]!.map((r) => `${String(r.state)}:${String(r.result ?? "")}`);
+  expect(states).toEqual([
+    'finished:{"kind":"success","returnValue":{"n":1}}',
+    "pending:",
+    'finished:{"kind":"failed","error":"boom"}',
+    'finished:{"kind":"failed","error":"stop"}',
+    'finished:{"kind":"failed","error":"once"}',
+    'finished:{"kind":"canceled"}',
+    'finished:{"kind":"canceled"}',
+    'finished:{"kind":"canceled"}',
+    "running:",
+  ]);
+});
