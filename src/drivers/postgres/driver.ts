@@ -37,6 +37,7 @@ import {
   type TxOps,
   type WorkRow,
 } from "../../driver/driver.js";
+import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import { Mutex } from "../../internal/mutex.js";
 import { TransactionScope } from "../../internal/transaction-scope.js";
 import { inTransaction, run, type Queryable } from "./connection.js";
@@ -223,7 +224,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
    * runs on the caller's client inside their transaction, and the work and its
    * notification exist only if they commit.
    */
-  async insertWork(rows: readonly NewWork[], tx?: PoolClient): Promise<void> {
+  async insertWork(rows: readonly NewWork[], tx?: PoolClient | TransactionExecutor): Promise<void> {
     if (!rows.length) return;
     const { form, params } = insertParams(rows);
     const { notifying, quiet } = insertStatements(this.stmts, form);
