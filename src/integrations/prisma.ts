@@ -34,11 +34,12 @@ function withDatabaseCode(e: unknown): unknown {
  * the work is written in that transaction and exists iff it commits.
  */
 export function prismaTx(tx: PrismaTransactionClientLike): TransactionExecutor {
-  const t = tx as Partial<PrismaTransactionClientLike & { $transaction: unknown }> | null;
+  const t = tx as Partial<PrismaTransactionClientLike & { $disconnect: unknown }> | null;
   if (typeof t !== "object" || t === null || typeof t.$queryRawUnsafe !== "function" || typeof t.$executeRawUnsafe !== "function") {
     throw new InvalidArgumentError("tx", `must be the tx of a prisma.$transaction(async (tx) => ...) callback, got ${describeValue(tx)}`);
   }
-  if (typeof t.$transaction === "function") {
+  // A transaction client lacks the root client's connection methods.
+  if (typeof t.$disconnect === "function") {
     throw new InvalidArgumentError(
       "tx",
       "is a PrismaClient, whose queries each commit on their own; pass the tx of prisma.$transaction(async (tx) => ...)",
