@@ -47,6 +47,8 @@ export type {
   WorkState,
 } from "./types.js";
 export type { Store } from "./driver/driver.js";
+export { transactionExecutor, splitPlaceholders, TX_EXECUTOR } from "./driver/tx-executor.js";
+export type { ExecutorRow, ExecutorRun, ExecutorStatement, TransactionExecutor } from "./driver/tx-executor.js";
 export { ActionRetrier } from "./retrier/action-retrier.js";
 export { RunNotCompletedError, UnknownRunError } from "./retrier/errors.js";
 export type { ActionRetrierOptions } from "./retrier/options.js";

@@ -5,6 +5,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { DRIVER, type Driver, type NewWork, type Store } from "./driver/driver.js";
+import type { TransactionExecutor } from "./driver/tx-executor.js";
 import { InvalidArgumentError, UnknownWorkError } from "./errors.js";
 import { EventHub, PoolLogger, type WorkpoolEventName, type WorkpoolEvents } from "./events.js";
 import {
@@ -48,8 +49,12 @@ export interface EnqueueOptions<Tx, C = unknown, R = unknown> {
   context?: C;
   /** Display name for logs, events and `ctx.name` (default: the handler's name). */
   name?: string;
-  /** The caller's open transaction: the work exists if and only if it commits. */
-  tx?: Tx;
+  /**
+   * The caller's open transaction: the work exists if and only if it commits. The store's
+   * own handle (`Tx`), or an ORM's transaction wrapped by an adapter (`workpool/drizzle`,
+   * `workpool/kysely`, `workpool/knex`, `workpool/prisma`, or {@link transactionExecutor}).
+   */
+  tx?: Tx | TransactionExecutor;
 }
 
 /** Options of enqueueAction. */
@@ -178,7 +183,7 @@ export class Workpool<Tx = unknown> {
    * Writes the rows. With `tx` on a synchronous store (SQLite) the write happens before
    * this returns, so it joins the caller's synchronous transaction.
    */
-  private insert({ rows, tx }: { rows: NewWork[]; tx: Tx | undefined }): Promise<WorkId[]> {
+  private insert({ rows, tx }: { rows: NewWork[]; tx: Tx | TransactionExecutor | undefined }): Promise<WorkId[]> {
     if (rows.length === 0) return Promise.resolve([]);
     const emit = (): void => this.emitEnqueued(rows);
     const ids = rows.map((r) => r.id);

@@ -15,6 +15,7 @@
  */
 import type { CompletionStatus, LogLevel } from "../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../types.js";
+import type { TransactionExecutor } from "./tx-executor.js";
 
 /** Stored configuration of one pool, shared by every process using it. */
 export interface PoolConfig {
@@ -236,8 +237,11 @@ export interface Driver<Tx> {
   ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig>;
   /** Reads the pool's stored config (null if the pool was never used). */
   readPoolConfig(pool: string): Promise<PoolConfig | null>;
-  /** Inserts new work; within `tx` (the caller's open transaction) when given. */
-  insertWork(rows: readonly NewWork[], tx?: Tx): Promise<void>;
+  /**
+   * Inserts new work; within `tx` (the caller's open transaction) when given: the
+   * driver's own handle, or a transaction executor (see tx-executor.ts) it writes through.
+   */
+  insertWork(rows: readonly NewWork[], tx?: Tx | TransactionExecutor): Promise<void>;
   /**
    * Optional: inserts one new row (autocommit) and, in the same transaction, claims it
    * for `claim.workerId` when the pool has a free slot and no other due work is waiting

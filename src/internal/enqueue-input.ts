@@ -4,6 +4,7 @@
  * field at fault.
  */
 import type { NewWork } from "../driver/driver.js";
+import type { TransactionExecutor } from "../driver/tx-executor.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { HandlerRegistry } from "../handlers.js";
 import { newWorkId } from "../ids.js";
@@ -76,7 +77,10 @@ function checkOptions(kind: WorkKind, options: unknown): Record<string, unknown>
 }
 
 /** Validates everything and builds the rows, with the caller's `tx` if any; throws before anything is written. */
-export function prepareEnqueue<Tx>(ctx: EnqueueContext<Tx>, input: EnqueueInput): { rows: NewWork[]; tx: Tx | undefined } {
+export function prepareEnqueue<Tx>(
+  ctx: EnqueueContext<Tx>,
+  input: EnqueueInput,
+): { rows: NewWork[]; tx: Tx | TransactionExecutor | undefined } {
   const { kind, argsField } = input;
   const fnName = ctx.handlers.checkHandle("handle", input.handle, kind);
   const o = checkOptions(kind, input.options);
@@ -103,5 +107,5 @@ export function prepareEnqueue<Tx>(ctx: EnqueueContext<Tx>, input: EnqueueInput)
     onComplete,
     context,
   }));
-  return { rows, tx: o.tx as Tx | undefined };
+  return { rows, tx: o.tx as Tx | TransactionExecutor | undefined };
 }

@@ -1,11 +1,12 @@
 /**
  * The published package: `npm pack` output installs into a fresh project that imports
- * `workpool` and `workpool/sqlite` by name, in JavaScript and in strict TypeScript.
+ * `workpool`, its stores and its ORM adapters by name, in JavaScript (ES modules, and
+ * CommonJS through require() of ES modules where Node has it) and in strict TypeScript.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, test } from "vitest";
 import { requireBuild } from "../helpers/child.js";
@@ -14,11 +15,54 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 const work = mkdtempSync(join(tmpdir(), "workpool-pack-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-test("npm pack produces a package a fresh project can import", () => {
+/** The subpaths a consumer imports, and one export each must have. */
+const ENTRY_POINTS: [specifier: string, exportName: string][] = [
+  ["workpool", "Workpool"],
+  ["workpool/sqlite", "sqliteStore"],
+  ["workpool/postgres", "postgresStore"],
+  ["workpool/drizzle", "drizzleTx"],
+  ["workpool/kysely", "kyselyTx"],
+  ["workpool/knex", "knexTx"],
+  ["workpool/prisma", "prismaTx"],
+];
+
+/** Whether this Node loads ES modules with require() (20.19+, 22.12+). */
+const requireModule = (process.features as { require_module?: boolean }).require_module === true;
+
+/** Packs the package once, unpacks it into a fresh project folder, and returns both. */
+let packed: { files: string[]; packageDir: string; app: string } | null = null;
+function pack(): { files: string[]; packageDir: string; app: string } {
+  if (packed) return packed;
   requireBuild();
   const out = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: root, encoding: "utf8" });
   const [info] = JSON.parse(out) as [{ filename: string; files: { path: string }[] }];
-  const files = info.files.map((f) => f.path);
+  const app = join(work, "app");
+  mkdirSync(join(app, "node_modules"), { recursive: true });
+  // A real folder, not a symlink: Node resolves a package's imports from its real path.
+  execFileSync("tar", ["-xzf", join(work, info.filename), "-C", join(app, "node_modules")]);
+  renameSync(join(app, "node_modules", "package"), join(app, "node_modules", "workpool"));
+  // The peer dependencies, as the consumer would have installed them.
+  for (const dep of readdirSync(join(root, "node_modules"))) {
+    if (dep !== "workpool" && dep !== "package" && !dep.startsWith("."))
+      symlinkSync(join(root, "node_modules", dep), join(app, "node_modules", dep));
+  }
+  packed = { files: info.files.map((f) => f.path), packageDir: join(app, "node_modules", "workpool"), app };
+  return packed;
+}
+
+test("the package ships the TypeScript sources its source maps point to, and no tests", () => {
+  const { files, packageDir } = pack();
+  const maps = files.filter((f) => f.endsWith(".map"));
+  expect(maps.length).toBeGreaterThan(0);
+  for (const map of maps) {
+    const { sources } = JSON.parse(readFileSync(join(packageDir, map), "utf8")) as { sources: string[] };
+    for (const source of sources) expect(files, `${map} -> ${source}`).toContain(normalize(join(dirname(map), source)));
+  }
+  expect(files).toContain("src/integrations/kysely.ts");
+});
+
+test("npm pack produces a package a fresh project can import", () => {
+  const { files, app } = pack();
   for (const f of [
     "dist/index.js",
     "dist/index.d.ts",
@@ -32,20 +76,11 @@ test("npm pack produces a package a fresh project can import", () => {
   ]) {
     expect(files, f).toContain(f);
   }
-  expect(files.some((f) => f.startsWith("src/") || f.startsWith("test/") || f.includes("node_modules"))).toBe(false);
-  // The schema snapshots are for reading in the repository; only migrations ship.
+  expect(files.some((f) => f.startsWith("test/") || f.includes("node_modules"))).toBe(false);
+  // Sources ship as .ts only; the schema snapshots are for reading in the repository.
+  expect(files.filter((f) => f.startsWith("src/") && !f.endsWith(".ts"))).toEqual([]);
   expect(files.filter((f) => f.endsWith("schema.sql"))).toEqual([]);
 
-  const app = join(work, "app");
-  mkdirSync(join(app, "node_modules"), { recursive: true });
-  // A real folder, not a symlink: Node resolves a package's imports from its real path.
-  execFileSync("tar", ["-xzf", join(work, info.filename), "-C", join(app, "node_modules")]);
-  renameSync(join(app, "node_modules", "package"), join(app, "node_modules", "workpool"));
-  // The store's peer dependency, as the consumer would have installed it.
-  for (const dep of readdirSync(join(root, "node_modules"))) {
-    if (dep !== "workpool" && dep !== "package" && !dep.startsWith("."))
-      symlinkSync(join(root, "node_modules", dep), join(app, "node_modules", dep));
-  }
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", type: "module", private: true }));
   writeFileSync(
     join(app, "main.mjs"),
@@ -65,6 +100,18 @@ await store.close();
   );
   const printed = execFileSync(process.execPath, ["main.mjs"], { cwd: app, encoding: "utf8" });
   expect(printed.trim()).toBe("hello world function");
+
+  writeFileSync(
+    join(app, "entries.mjs"),
+    `const entries = ${JSON.stringify(ENTRY_POINTS)};
+for (const [specifier, name] of entries) {
+  const m = await import(specifier);
+  if (typeof m[name] !== "function") throw new Error(specifier + " has no " + name);
+}
+console.log("ok");
+`,
+  );
+  expect(execFileSync(process.execPath, ["entries.mjs"], { cwd: app, encoding: "utf8" }).trim()).toBe("ok");
 
   writeFileSync(
     join(app, "main.ts"),
@@ -95,5 +142,62 @@ export async function run(): Promise<Status> {
       files: ["main.ts"],
     }),
   );
-  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "."], { cwd: app, encoding: "utf8" });
+  const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+  execFileSync(process.execPath, [tsc, "-p", "."], { cwd: app, encoding: "utf8" });
+
+  // The adapters' types, with the ORMs' own declarations unchecked (skipLibCheck, as most
+  // projects set it): some ORMs' declarations do not type-check on their own.
+  writeFileSync(
+    join(app, "adapters.ts"),
+    `import type { TransactionExecutor } from "workpool";
+import { drizzleTx } from "workpool/drizzle";
+import { kyselyTx } from "workpool/kysely";
+import { knexTx } from "workpool/knex";
+import { prismaTx } from "workpool/prisma";
+export const adapters: ((tx: never) => TransactionExecutor)[] = [drizzleTx, kyselyTx, knexTx, prismaTx];
+`,
+  );
+  writeFileSync(
+    join(app, "tsconfig.adapters.json"),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        target: "ES2022",
+        noEmit: true,
+        skipLibCheck: true,
+      },
+      files: ["adapters.ts"],
+    }),
+  );
+  execFileSync(process.execPath, [tsc, "-p", "tsconfig.adapters.json"], { cwd: app, encoding: "utf8" });
+});
+
+test.skipIf(!requireModule)("a CommonJS project loads the package with require()", () => {
+  const { app } = pack();
+  const cjs = join(app, "cjs");
+  mkdirSync(cjs, { recursive: true });
+  writeFileSync(join(cjs, "package.json"), JSON.stringify({ name: "cjs-app", type: "commonjs", private: true }));
+  writeFileSync(
+    join(cjs, "main.js"),
+    `const { Workpool } = require("workpool");
+const { sqliteStore } = require("workpool/sqlite");
+for (const [specifier, name] of ${JSON.stringify(ENTRY_POINTS)}) {
+  if (typeof require(specifier)[name] !== "function") throw new Error(specifier + " has no " + name);
+}
+(async () => {
+  const store = sqliteStore({ filename: ":memory:" });
+  const pool = new Workpool(store, { logLevel: "ERROR" });
+  const hello = pool.defineAction("hello", (_ctx, args) => "hello " + args.name);
+  const id = await pool.enqueueAction(hello, { name: "require" });
+  await pool.runOnce();
+  console.log((await pool.status(id)).result.returnValue);
+  await store.close();
+})();
+`,
+  );
+  // The parent folder's node_modules holds the package and its peers.
+  const printed = execFileSync(process.execPath, ["--no-warnings", "main.js"], { cwd: cjs, encoding: "utf8" });
+  expect(printed.trim()).toBe("hello require");
 });

@@ -39,6 +39,7 @@ import {
 } from "../../driver/driver.js";
 import { Mutex } from "../../driver/mutex.js";
 import { TransactionScope } from "../../driver/transaction-scope.js";
+import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import { inTransaction, run, type Queryable } from "./connection.js";
 import { Listener } from "./listener.js";
 import { Notifier } from "./notifier.js";
@@ -211,7 +212,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
    * runs on the caller's client inside their transaction, and the work and its
    * notification exist only if they commit.
    */
-  async insertWork(rows: readonly NewWork[], tx?: PoolClient): Promise<void> {
+  async insertWork(rows: readonly NewWork[], tx?: PoolClient | TransactionExecutor): Promise<void> {
     if (!rows.length) return;
     const { form, params } = insertParams(rows);
     const { notifying, quiet } = insertStatements(this.stmts, form);

@@ -8,11 +8,15 @@
  * (the ReadyForQuery status). The first time a client is seen, one query reads its
  * database and server and starts following that status; later enqueues on the same
  * client need no extra round trip. A client without that event (pg-native) is probed
- * with a SAVEPOINT, which only a transaction block accepts.
+ * with a SAVEPOINT, which only a transaction block accepts. A transaction executor (an
+ * ORM's transaction, see driver/tx-executor.ts) is checked the same way through itself.
  */
 import type { PoolClient } from "pg";
+import { isTransactionExecutor, type TransactionExecutor } from "../../driver/tx-executor.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { describeValue } from "../../options.js";
+import type { Queryable } from "./connection.js";
+import { checkExecutorInTransaction, executorQueryable, readExecutorIdentity } from "./tx-executor-check.js";
 
 /** The database and server a connection is on: the same pair means the same database. */
 interface Identity {
@@ -49,7 +53,7 @@ function looksLikePool(value: object): boolean {
 function notAClient(value: unknown): InvalidArgumentError {
   return new InvalidArgumentError(
     "tx",
-    `must be a pg client (from pool.connect() or new pg.Client()) inside the caller's BEGIN, got ${describeValue(value)}`,
+    `must be a pg client (from pool.connect() or new pg.Client()) inside the caller's BEGIN, or an ORM transaction wrapped by an adapter (workpool/drizzle, workpool/kysely, ...), got ${describeValue(value)}`,
   );
 }
 
@@ -60,13 +64,15 @@ function failedTransaction(): InvalidArgumentError {
 /** Validates `tx` values for one store. */
 export class TxChecker {
   private readonly followed = new WeakMap<object, Followed>();
+  private readonly executors = new WeakMap<TransactionExecutor, Identity>();
   private storeIdentity: Promise<Identity | null> | null = null;
 
   /** @param store where the store's own statements run, to learn its database and server */
   constructor(private readonly store: TextQueryable) {}
 
-  /** Resolves with `tx` as a client once it is known to be fit; rejects with an InvalidArgumentError naming `tx`. */
-  async check(tx: unknown): Promise<PoolClient> {
+  /** Resolves with where to write through `tx` once it is known to be fit; rejects with an InvalidArgumentError naming `tx`. */
+  async check(tx: unknown): Promise<Queryable> {
+    if (isTransactionExecutor(tx)) return this.checkExecutor(tx);
     if (typeof tx !== "object" || tx === null || typeof (tx as { query?: unknown }).query !== "function") throw notAClient(tx);
     if (looksLikePool(tx)) {
       throw new InvalidArgumentError(
@@ -82,6 +88,14 @@ export class TxChecker {
     if (status !== "T")
       throw new InvalidArgumentError("tx", "has no open transaction; run BEGIN on it first, or leave tx out to commit the work at once");
     return client;
+  }
+
+  private async checkExecutor(executor: TransactionExecutor): Promise<Queryable> {
+    const identity = this.executors.get(executor) ?? (await readExecutorIdentity(executor));
+    this.executors.set(executor, identity);
+    await this.checkSameDatabase(identity);
+    await checkExecutorInTransaction(executor);
+    return executorQueryable(executor);
   }
 
   /** Reads a new client's identity and, where the client allows, follows its transaction status. */

@@ -35,6 +35,8 @@ import { Mutex } from "../../driver/mutex.js";
 import { TransactionScope } from "../../driver/transaction-scope.js";
 import { checkTxConnection, checkTxOpen, isTransientSqliteError, mainFileOf } from "./connection-checks.js";
 import { migrateSqlite } from "./migrate.js";
+import { isTransactionExecutor, type TransactionExecutor } from "../../driver/tx-executor.js";
+import { insertThroughExecutor } from "./tx-executor-insert.js";
 import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
 import { claimRows, SqliteTxOps } from "./tx-ops.js";
@@ -126,8 +128,13 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   /**
    * With `tx`, writes synchronously on the caller's connection (inside whatever
    * transaction it has open) and throws synchronously; the returned promise is settled.
+   * A transaction executor (an ORM's asynchronous transaction) is written through instead.
    */
-  insertWork(rows: readonly NewWork[], tx?: Database): Promise<void> {
+  insertWork(rows: readonly NewWork[], tx?: Database | TransactionExecutor): Promise<void> {
+    if (isTransactionExecutor(tx)) {
+      if (this.closed) return Promise.reject(new Error("workpool: this SQLite store is closed"));
+      return insertThroughExecutor(tx, rows, this.stmts.insertWork.source, mainFileOf(this.db)).then(() => this.wakeSoon(rows));
+    }
     if (tx !== undefined) {
       checkTxConnection(tx);
       this.checkSameDatabase(tx);

@@ -5,13 +5,14 @@
  * already `running` for that worker (the claim transition in the same transaction).
  */
 import type { ClaimOptions, NewWork, WorkRow } from "../../driver/driver.js";
+import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import type { PoolRuntime } from "../runtime.js";
 
 /**
  * Writes `rows` pending, inside `tx` when given. On a store whose `tx` writes are
  * synchronous (SQLite) the rows are written, or an error thrown, before this returns.
  */
-export function insertWork<Tx>(rt: PoolRuntime<Tx>, rows: readonly NewWork[], tx: Tx | undefined): Promise<void> {
+export function insertWork<Tx>(rt: PoolRuntime<Tx>, rows: readonly NewWork[], tx: Tx | TransactionExecutor | undefined): Promise<void> {
   return rt.driver.insertWork(rows, tx);
 }
 

@@ -1,0 +1,103 @@
+/**
+ * Enqueue through a transaction executor (an ORM's asynchronous transaction wrapped by an
+ * adapter, see driver/tx-executor.ts) on SQLite. The rows go in through the executor,
+ * so they exist only if the ORM's transaction commits. Checked first, through the
+ * executor: its connection is on the store's file, and it is inside a transaction.
+ *
+ * SQLite has no read-only way to ask whether a connection is inside a transaction, so
+ * the probe is `BEGIN`, which fails inside one; outside one it starts a transaction,
+ * which the probe at once rolls back before refusing.
+ */
+import { runThrough, rowsOf, type TransactionExecutor } from "../../driver/tx-executor.js";
+import type { NewWork } from "../../driver/driver.js";
+import { InvalidArgumentError } from "../../errors.js";
+import { errorText } from "../../error-text.js";
+import { insertParams } from "./rows.js";
+
+/** Most rows in one INSERT (12 parameters each, well under SQLite's 32766 parameters). */
+const ROWS_PER_STATEMENT = 500;
+
+function exec(executor: TransactionExecutor, text: string, values: readonly unknown[] = [], wantsRows = false): Promise<unknown> {
+  return runThrough(executor, { text, values, placeholders: "?", wantsRows });
+}
+
+/** The main database file the executor's connection is on ("" for an in-memory database). */
+async function mainFile(executor: TransactionExecutor): Promise<string> {
+  let answer: unknown;
+  try {
+    answer = await exec(executor, "SELECT file FROM pragma_database_list WHERE name = 'main'", [], true);
+  } catch (e) {
+    throw new InvalidArgumentError("tx", `is a transaction executor that did not answer as an SQLite connection: ${errorText(e)}`);
+  }
+  const file = rowsOf(answer)?.[0]?.file;
+  if (typeof file !== "string")
+    throw new InvalidArgumentError("tx", "is a transaction executor whose SQLite connection named no main file");
+  return file;
+}
+
+async function checkInTransaction(executor: TransactionExecutor): Promise<void> {
+  try {
+    await exec(executor, "BEGIN");
+  } catch (e) {
+    if (/within a transaction/.test(errorText(e))) return;
+    throw e;
+  }
+  await exec(executor, "ROLLBACK");
+  throw new InvalidArgumentError(
+    "tx",
+    "has no open transaction: enqueue inside the library's transaction callback, or leave tx out to commit the work at once",
+  );
+}
+
+/** `insertSql` (one row, `@name` parameters) as a positional statement for `count` rows, and its parameter names. */
+function positional(insertSql: string, count: number): { text: string; names: string[] } {
+  const at = insertSql.search(/VALUES/i);
+  const names: string[] = [];
+  const tuple = insertSql.slice(at + "VALUES".length).replace(/@(\w+)/g, (_, name: string) => {
+    names.push(name);
+    return "?";
+  });
+  return { text: `${insertSql.slice(0, at)}VALUES ${Array.from({ length: count }, () => tuple.trim()).join(", ")}`, names };
+}
+
+/**
+ * Checks `executor` and inserts `rows` through it. A batch larger than one statement is
+ * written inside a savepoint, so it is all in the caller's transaction or none of it.
+ */
+export async function insertThroughExecutor(
+  executor: TransactionExecutor,
+  rows: readonly NewWork[],
+  insertSql: string,
+  storeFile: string,
+): Promise<void> {
+  const theirs = await mainFile(executor);
+  if (theirs === "" || theirs !== storeFile) {
+    throw new InvalidArgumentError(
+      "tx",
+      `runs on ${theirs ? `"${theirs}"` : "an in-memory database"}, but this store uses ${storeFile ? `"${storeFile}"` : "an in-memory database"}; use a connection to the store's database file`,
+    );
+  }
+  await checkInTransaction(executor);
+  const chunks: NewWork[][] = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) chunks.push(rows.slice(i, i + ROWS_PER_STATEMENT));
+  const inSavepoint = chunks.length > 1;
+  if (inSavepoint) await exec(executor, "SAVEPOINT workpool_enqueue");
+  try {
+    for (const chunk of chunks) {
+      const { text, names } = positional(insertSql, chunk.length);
+      await exec(
+        executor,
+        text,
+        chunk.flatMap((row) => {
+          const params = insertParams(row);
+          return names.map((n) => params[n]);
+        }),
+      );
+    }
+  } catch (e) {
+    if (inSavepoint) await exec(executor, "ROLLBACK TO workpool_enqueue");
+    throw e;
+  } finally {
+    if (inSavepoint) await exec(executor, "RELEASE workpool_enqueue");
+  }
+}
