@@ -27,6 +27,10 @@ function row(runAt = T0, overrides: Partial<NewWork> = {}): NewWork {
     timeoutMs: null,
     onComplete: null,
     context: null,
+    priority: 0,
+    key: null,
+    uniqueKey: null,
+    onConflict: "keep",
     ...overrides,
   };
 }
@@ -47,7 +51,7 @@ export function defineDriverContract<Tx>(harness: StoreHarness<Tx>): void {
       live.push(h);
       const d = h.store[DRIVER];
       await d.migrate();
-      await d.ensurePool(POOL, { maxParallelism, logLevel: "REPORT" }, {});
+      await d.ensurePool(POOL, { maxParallelism, logLevel: "REPORT", keyParallelism: null }, {});
       return d;
     }
 
@@ -71,7 +75,7 @@ export function defineDriverContract<Tx>(harness: StoreHarness<Tx>): void {
       const res = await d.claim(POOL, claimBy("a", 10));
       expect(res.claimed).toEqual([]);
       expect(res.nextRunAt).toBe(T0 + 5000);
-      expect(res.config).toEqual({ maxParallelism: 10, logLevel: "REPORT" });
+      expect(res.config).toEqual({ maxParallelism: 10, logLevel: "REPORT", keyParallelism: null });
     });
 
     test("release hands back only the attempt it names, without counting it", async () => {

@@ -37,7 +37,24 @@ import { checkTxConnection, checkTxOpen, isTransientSqliteError, mainFileOf } fr
 import { migrateSqlite } from "./migrate.js";
 import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
-import { claimRows, SqliteTxOps } from "./tx-ops.js";
+import { claimRows } from "./claim.js";
+import { SqliteTxOps } from "./tx-ops.js";
+
+/**
+ * Inserts `rows` with `stmts` inside the caller's transaction and returns the id each
+ * stands for. A row with a unique key is an upsert on the unique index of pending keys,
+ * under SQLite's write lock: its RETURNING gives the new row's id or the pending one's.
+ */
+function insertRows(stmts: Statements, rows: readonly NewWork[]): string[] {
+  return rows.map((row) => {
+    if (row.uniqueKey === null) {
+      stmts.insertWork.run(insertParams(row));
+      return row.id;
+    }
+    const upsert = row.onConflict === "replace" ? stmts.insertUniqueReplace : stmts.insertUniqueKeep;
+    return (upsert.get(insertParams(row)) as { id: string }).id;
+  });
+}
 
 /** The SQLite implementation of the driver interface; also the Store users hold. */
 export class SqliteDriver implements Driver<Database>, Store<Database> {
@@ -109,9 +126,14 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
     return this.write(() => {
-      this.stmts.seedPool.run(pool, seed.maxParallelism, seed.logLevel);
+      this.stmts.seedPool.run(pool, seed.maxParallelism, seed.logLevel, seed.keyParallelism);
       if (overrides.maxParallelism !== undefined) this.stmts.setMaxParallelism.run(overrides.maxParallelism, pool);
       if (overrides.logLevel !== undefined) this.stmts.setLogLevel.run(overrides.logLevel, pool);
+      if (overrides.keyParallelism !== undefined) {
+        this.stmts.setKeyParallelism.run(overrides.keyParallelism, pool);
+        // Work parked at the old limit may have room under the new one: the claim walks it again.
+        this.stmts.unparkAll.run(pool);
+      }
       return toPoolConfig(this.stmts.readPool.get(pool) as SqlitePoolRow);
     });
   }
@@ -127,22 +149,18 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
    * With `tx`, writes synchronously on the caller's connection (inside whatever
    * transaction it has open) and throws synchronously; the returned promise is settled.
    */
-  insertWork(rows: readonly NewWork[], tx?: Database): Promise<void> {
+  insertWork(rows: readonly NewWork[], tx?: Database): Promise<string[]> {
     if (tx !== undefined) {
       checkTxConnection(tx);
       this.checkSameDatabase(tx);
       checkTxOpen(tx);
-      const insert = statementsFor(tx).insertWork;
+      const stmts = statementsFor(tx);
       // db.transaction nests as a savepoint when the caller already has one open.
-      tx.transaction(() => {
-        for (const row of rows) insert.run(insertParams(row));
-      })();
+      const ids = tx.transaction(() => insertRows(stmts, rows))();
       this.wakeSoon(rows);
-      return Promise.resolve();
+      return Promise.resolve(ids);
     }
-    return this.write(() => {
-      for (const row of rows) this.stmts.insertWork.run(insertParams(row));
-    }).then(() => this.wakeSoon(rows));
+    return this.write(() => insertRows(this.stmts, rows)).then((ids) => (this.wakeSoon(rows), ids));
   }
 
   /** A `tx` on another database would put the work where no worker of this store looks. */
