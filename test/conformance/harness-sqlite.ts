@@ -88,7 +88,8 @@ export const sqliteHarness: StoreHarness<Database> = {
     stmt.run();
     return [];
   },
-  keyEventsTableSql: "CREATE TABLE key_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, kind TEXT NOT NULL, pid INTEGER NOT NULL)",
+  keyEventsTableSql:
+    "CREATE TABLE key_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, kind TEXT NOT NULL, pid INTEGER NOT NULL)",
   childArgs(h) {
     return ["sqlite", (h as SqliteHarnessStore).path];
   },

@@ -39,7 +39,9 @@ export function defineKeysInputTests<Tx>(harness: StoreHarness<Tx>): void {
         { name: `${name} (mutation batch)`, field, call: () => pool.enqueueMutationBatch(m, [1, 2], options as never) },
       ]);
       for (const c of cases) await expectRefused(c);
-      await expect(pool.enqueueAction(a, {}, { priority: 5000 })).rejects.toThrow(/priority: must be an integer from -1000 to 1000, got 5000/);
+      await expect(pool.enqueueAction(a, {}, { priority: 5000 })).rejects.toThrow(
+        /priority: must be an integer from -1000 to 1000, got 5000/,
+      );
       await expect(pool.enqueueAction(a, {}, { key: "" })).rejects.toThrow(/key: must be a string of 1 to 200 characters/);
       await expect(pool.enqueueAction(a, {}, { onConflict: "keep" })).rejects.toThrow(/onConflict: is only used with uniqueKey/);
       expect(await harness.countWorkRows(t.h)).toBe(0);
