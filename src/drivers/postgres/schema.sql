@@ -211,13 +211,19 @@ END
 $$;
 
 CREATE FUNCTION :"schema".next_priority(p_pool text, p_after integer) RETURNS integer
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET plan_cache_mode TO 'force_generic_plan'
     SET enable_seqscan TO 'off'
     AS $$
-  SELECT w.priority FROM :"schema".work w
-  WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND (p_after IS NULL OR w.priority > p_after)
-  ORDER BY w.priority LIMIT 1
+#variable_conflict use_column
+BEGIN
+  IF p_after IS NULL THEN
+    RETURN (SELECT w.priority FROM :"schema".work w
+            WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked ORDER BY w.priority LIMIT 1);
+  END IF;
+  RETURN (SELECT w.priority FROM :"schema".work w
+          WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority > p_after ORDER BY w.priority LIMIT 1);
+END
 $$;
 
 CREATE FUNCTION :"schema".next_run_at(p_pool text) RETURNS bigint
@@ -278,6 +284,8 @@ CREATE FUNCTION :"schema".pick_keyed(p_pool text, p_now bigint, p_free integer, 
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     SET enable_seqscan TO 'off'
+    SET enable_bitmapscan TO 'off'
+    SET enable_sort TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -354,24 +362,34 @@ CREATE FUNCTION :"schema".unpark_freed(p_pool text, p_limit integer, p_running j
     AS $$
 #variable_conflict use_column
 DECLARE
-  v_key TEXT;
-  v_room INTEGER;
-  v_back INTEGER;
+  v_freed TEXT[];
+  v_back TEXT[];
 BEGIN
-  FOR v_key IN DELETE FROM :"schema".freed_keys f WHERE f.pool = p_pool RETURNING f.key LOOP
-    v_room := p_limit - coalesce((p_running ->> v_key)::INTEGER, 0);
-    CONTINUE WHEN v_room <= 0;
+  WITH d AS (DELETE FROM :"schema".freed_keys f WHERE f.pool = p_pool RETURNING f.key)
+  SELECT array_agg(d.key) INTO v_freed FROM d;
+  IF v_freed IS NULL THEN
+    RETURN;
+  END IF;
+  WITH back AS (
     UPDATE :"schema".work w SET parked = FALSE
     WHERE w.ctid = ANY(ARRAY(
-      SELECT p.ctid FROM :"schema".work p
-      WHERE p.pool = p_pool AND p.key = v_key AND p.state = 'pending' AND p.parked
-      ORDER BY p.priority, p.run_at, p.id LIMIT v_room FOR UPDATE SKIP LOCKED));
-    GET DIAGNOSTICS v_back = ROW_COUNT;
-    IF v_back < v_room AND EXISTS (SELECT 1 FROM :"schema".work p
-                                   WHERE p.pool = p_pool AND p.key = v_key AND p.state = 'pending' AND p.parked) THEN
-      INSERT INTO :"schema".freed_keys (pool, key) VALUES (p_pool, v_key) ON CONFLICT DO NOTHING;
-    END IF;
-  END LOOP;
+      SELECT x.ctid FROM unnest(v_freed) AS f(key)
+      CROSS JOIN LATERAL (
+        SELECT p.ctid FROM :"schema".work p
+        WHERE p.pool = p_pool AND p.key = f.key AND p.state = 'pending' AND p.parked
+        ORDER BY p.priority, p.run_at, p.id
+        LIMIT greatest(0, p_limit - coalesce((p_running ->> f.key)::INTEGER, 0))
+        FOR UPDATE SKIP LOCKED) x))
+    RETURNING w.key)
+  SELECT array_agg(back.key) INTO v_back FROM back;
+  -- Keys given back less than their room that still have parked work: some of it was locked. A LATERAL
+  -- probe with LIMIT 1 per key, where an EXISTS was planned as one scan of every parked row.
+  INSERT INTO :"schema".freed_keys (pool, key)
+  SELECT p_pool, f.key FROM unnest(v_freed) AS f(key)
+  CROSS JOIN LATERAL (
+    SELECT 1 FROM :"schema".work p WHERE p.pool = p_pool AND p.key = f.key AND p.state = 'pending' AND p.parked LIMIT 1) e
+  WHERE cardinality(array_positions(coalesce(v_back, '{}'), f.key)) < p_limit - coalesce((p_running ->> f.key)::INTEGER, 0)
+  ON CONFLICT DO NOTHING;
 END
 $$;
 
