@@ -98,6 +98,30 @@ export function defineDriverContract<Tx>(harness: StoreHarness<Tx>): void {
       expect(counts.running).toBe(inTx ? 5 : 3);
     });
 
+    test("complete() claims for the freed slots within the per-key limit", async (ctx) => {
+      const d = await driver(10, 1);
+      if (!d.complete) return ctx.skip(`the ${d.dialect} driver has no one-call complete (the core writes results in a transaction)`);
+      const rows = [row(T0 - 3, { key: "k" }), row(T0 - 2, { key: "k" }), row(T0 - 1, { key: "k" })];
+      await d.insertWork(rows);
+      const first = await d.claim(POOL, claimBy("a", 10));
+      expect(first.claimed.map((r) => r.id)).toEqual([rows[0]!.id]);
+      const res = await d.complete(
+        POOL,
+        [{ id: rows[0]!.id, attempt: 1, status: "success", result: '{"kind":"success"}', runAt: null }],
+        T0,
+        claimBy("a", 10),
+      );
+      expect(res.claim?.claimed.map((r) => r.id)).toEqual([rows[1]!.id]);
+      // A retry frees the key too: the next row runs while the first waits out its backoff.
+      const retry = await d.complete(
+        POOL,
+        [{ id: rows[1]!.id, attempt: 1, status: "retrying", result: null, runAt: T0 + 1000 }],
+        T0,
+        claimBy("a", 10),
+      );
+      expect(retry.claim?.claimed.map((r) => r.id)).toEqual([rows[2]!.id]);
+    });
+
     test("a higher or removed keyParallelism gives back the work a claim set aside", async () => {
       const d = await driver(10, 1);
       const rows = Array.from({ length: 4 }, (_, i) => row(T0 - 10 + i, { key: "k" }));

@@ -153,8 +153,6 @@ $$;
 
 CREATE FUNCTION :"schema".due_exists(p_pool text, p_now bigint) RETURNS boolean
     LANGUAGE plpgsql STABLE
-    SET plan_cache_mode TO 'force_generic_plan'
-    SET enable_seqscan TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -212,8 +210,6 @@ $$;
 
 CREATE FUNCTION :"schema".next_priority(p_pool text, p_after integer) RETURNS integer
     LANGUAGE plpgsql STABLE
-    SET plan_cache_mode TO 'force_generic_plan'
-    SET enable_seqscan TO 'off'
     AS $$
 #variable_conflict use_column
 BEGIN
@@ -228,8 +224,6 @@ $$;
 
 CREATE FUNCTION :"schema".next_run_at(p_pool text) RETURNS bigint
     LANGUAGE plpgsql STABLE
-    SET plan_cache_mode TO 'force_generic_plan'
-    SET enable_seqscan TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -253,30 +247,6 @@ CREATE FUNCTION :"schema".note_freed_key() RETURNS trigger
 BEGIN
   INSERT INTO :"schema".freed_keys (pool, key) VALUES (OLD.pool, OLD.key) ON CONFLICT DO NOTHING;
   RETURN NULL;
-END
-$$;
-
-CREATE FUNCTION :"schema".pick_due(p_pool text, p_now bigint, p_prio integer, p_part integer, p_run_at bigint, p_id text, p_n integer) RETURNS tid[]
-    LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    SET enable_seqscan TO 'off'
-    AS $$
-#variable_conflict use_column
-BEGIN
-  IF p_part = 1 THEN
-    RETURN ARRAY(SELECT w.ctid FROM :"schema".work w
-      WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = p_prio AND w.run_at <= p_now
-        AND (w.run_at, w.id) > (p_run_at, p_id)
-      ORDER BY w.run_at, w.id LIMIT p_n FOR UPDATE SKIP LOCKED);
-  ELSIF p_part = 2 THEN
-    RETURN ARRAY(SELECT w.ctid FROM :"schema".work w
-      WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = p_prio AND w.run_at <= p_now
-        AND (w.run_at, w.id) <= (p_run_at, p_id)
-      ORDER BY w.run_at, w.id LIMIT p_n FOR UPDATE SKIP LOCKED);
-  END IF;
-  RETURN ARRAY(SELECT w.ctid FROM :"schema".work w
-    WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = p_prio AND w.run_at <= p_now
-    ORDER BY w.run_at, w.id LIMIT p_n FOR UPDATE SKIP LOCKED);
 END
 $$;
 
@@ -321,8 +291,6 @@ $$;
 
 CREATE FUNCTION :"schema".pick_plain(p_pool text, p_now bigint, p_free integer, p_after_priority integer, p_after_run_at bigint, p_after_id text) RETURNS tid[]
     LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    SET enable_seqscan TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -336,15 +304,24 @@ BEGIN
   ELSE
     v_prio := :"schema".next_priority(p_pool, NULL);
   END IF;
-  WHILE v_prio IS NOT NULL AND cardinality(v_rows) < p_free LOOP
+  WHILE v_prio IS NOT NULL LOOP
     IF p_after_id IS NOT NULL AND v_prio = p_after_priority THEN
-      v_rows := v_rows || :"schema".pick_due(p_pool, p_now, v_prio, 1, p_after_run_at, p_after_id, p_free - cardinality(v_rows));
+      v_rows := v_rows || ARRAY(SELECT w.ctid FROM :"schema".work w
+        WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+          AND (w.run_at, w.id) > (p_after_run_at, p_after_id)
+        ORDER BY w.run_at, w.id LIMIT p_free - cardinality(v_rows) FOR UPDATE SKIP LOCKED);
       IF cardinality(v_rows) < p_free THEN
-        v_rows := v_rows || :"schema".pick_due(p_pool, p_now, v_prio, 2, p_after_run_at, p_after_id, p_free - cardinality(v_rows));
+        v_rows := v_rows || ARRAY(SELECT w.ctid FROM :"schema".work w
+          WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+            AND (w.run_at, w.id) <= (p_after_run_at, p_after_id)
+          ORDER BY w.run_at, w.id LIMIT p_free - cardinality(v_rows) FOR UPDATE SKIP LOCKED);
       END IF;
     ELSE
-      v_rows := v_rows || :"schema".pick_due(p_pool, p_now, v_prio, 0, NULL, NULL, p_free - cardinality(v_rows));
+      v_rows := v_rows || ARRAY(SELECT w.ctid FROM :"schema".work w
+        WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+        ORDER BY w.run_at, w.id LIMIT p_free - cardinality(v_rows) FOR UPDATE SKIP LOCKED);
     END IF;
+    EXIT WHEN cardinality(v_rows) >= p_free;
     v_prio := :"schema".next_priority(p_pool, v_prio);
   END LOOP;
   RETURN v_rows;
@@ -357,8 +334,6 @@ CREATE FUNCTION :"schema".stats_shard() RETURNS integer
 
 CREATE FUNCTION :"schema".unpark_freed(p_pool text, p_limit integer, p_running jsonb) RETURNS void
     LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    SET enable_seqscan TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE

@@ -55,11 +55,9 @@ CREATE TRIGGER work_key_freed AFTER UPDATE OF state ON :"schema".work
 
 -- The next priority above p_after (NULL: the lowest) that unparked pending work of the pool has, or NULL:
 -- one index probe. Two statements, so that p_after bounds the index range instead of filtering it.
--- Plan settings as claim()'s.
 CREATE FUNCTION :"schema".next_priority(p_pool TEXT, p_after INTEGER)
 RETURNS INTEGER
 LANGUAGE plpgsql STABLE
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 BEGIN
@@ -77,7 +75,6 @@ $$;
 CREATE FUNCTION :"schema".next_run_at(p_pool TEXT)
 RETURNS BIGINT
 LANGUAGE plpgsql STABLE
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -100,7 +97,6 @@ $$;
 CREATE FUNCTION :"schema".due_exists(p_pool TEXT, p_now BIGINT)
 RETURNS BOOLEAN
 LANGUAGE plpgsql STABLE
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -117,45 +113,19 @@ BEGIN
 END
 $$;
 
--- Locks and returns, in claim order, up to p_n due unparked rows of one priority of a pool: all of them
--- (p_part 0), those after the key (p_run_at, p_id) (1), or those up to it (2). One statement per part,
--- so the key bounds the index range instead of filtering it. Rows this transaction locked already are
--- not skipped by SKIP LOCKED: callers keep the parts apart.
-CREATE FUNCTION :"schema".pick_due(p_pool TEXT, p_now BIGINT, p_prio INTEGER, p_part INTEGER, p_run_at BIGINT, p_id TEXT,
-                                   p_n INTEGER)
-RETURNS TID[]
-LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off
-AS $$
-#variable_conflict use_column
-BEGIN
-  IF p_part = 1 THEN
-    RETURN ARRAY(SELECT w.ctid FROM :"schema".work w
-      WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = p_prio AND w.run_at <= p_now
-        AND (w.run_at, w.id) > (p_run_at, p_id)
-      ORDER BY w.run_at, w.id LIMIT p_n FOR UPDATE SKIP LOCKED);
-  ELSIF p_part = 2 THEN
-    RETURN ARRAY(SELECT w.ctid FROM :"schema".work w
-      WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = p_prio AND w.run_at <= p_now
-        AND (w.run_at, w.id) <= (p_run_at, p_id)
-      ORDER BY w.run_at, w.id LIMIT p_n FOR UPDATE SKIP LOCKED);
-  END IF;
-  RETURN ARRAY(SELECT w.ctid FROM :"schema".work w
-    WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = p_prio AND w.run_at <= p_now
-    ORDER BY w.run_at, w.id LIMIT p_n FOR UPDATE SKIP LOCKED);
-END
-$$;
-
--- The due rows a claim takes when the pool has no per-key limit: up to p_free, priority by priority.
--- Within the priority of the caller's last claim, rows after its key (p_after_*) first, past the dead
--- index entries that claims leave at the head of the range until a vacuum (walking them cost about
--- 0.2 ms of a 1 ms claim), then the rest up to the key. Priorities below the key's are looked at first,
--- and only probed when some pending work has one: a pool that uses one priority pays one index probe.
+-- The due rows a claim takes when the pool has no per-key limit: up to p_free, priority by priority, as
+-- one statement per priority, each the index range run_at <= now. Within the priority of the caller's
+-- last claim, rows after its key (p_after_*) first, past the dead index entries that claims leave at the
+-- head of the range until a vacuum (walking them cost about 0.2 ms of a 1 ms claim), then the rest up to
+-- the key (rows this transaction locked are not skipped by SKIP LOCKED: the two parts must not overlap).
+-- Lower priorities are looked for first, and only probed when some pending work has one: a pool that
+-- uses one priority pays one index probe. The helper functions here carry no SET clauses: each is
+-- called only from claim() or enqueue_claim(), whose settings apply to them, and a SET clause costs
+-- every call a save and restore of the settings.
 CREATE FUNCTION :"schema".pick_plain(p_pool TEXT, p_now BIGINT, p_free INTEGER,
                                      p_after_priority INTEGER, p_after_run_at BIGINT, p_after_id TEXT)
 RETURNS TID[]
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -169,15 +139,24 @@ BEGIN
   ELSE
     v_prio := :"schema".next_priority(p_pool, NULL);
   END IF;
-  WHILE v_prio IS NOT NULL AND cardinality(v_rows) < p_free LOOP
+  WHILE v_prio IS NOT NULL LOOP
     IF p_after_id IS NOT NULL AND v_prio = p_after_priority THEN
-      v_rows := v_rows || :"schema".pick_due(p_pool, p_now, v_prio, 1, p_after_run_at, p_after_id, p_free - cardinality(v_rows));
+      v_rows := v_rows || ARRAY(SELECT w.ctid FROM :"schema".work w
+        WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+          AND (w.run_at, w.id) > (p_after_run_at, p_after_id)
+        ORDER BY w.run_at, w.id LIMIT p_free - cardinality(v_rows) FOR UPDATE SKIP LOCKED);
       IF cardinality(v_rows) < p_free THEN
-        v_rows := v_rows || :"schema".pick_due(p_pool, p_now, v_prio, 2, p_after_run_at, p_after_id, p_free - cardinality(v_rows));
+        v_rows := v_rows || ARRAY(SELECT w.ctid FROM :"schema".work w
+          WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+            AND (w.run_at, w.id) <= (p_after_run_at, p_after_id)
+          ORDER BY w.run_at, w.id LIMIT p_free - cardinality(v_rows) FOR UPDATE SKIP LOCKED);
       END IF;
     ELSE
-      v_rows := v_rows || :"schema".pick_due(p_pool, p_now, v_prio, 0, NULL, NULL, p_free - cardinality(v_rows));
+      v_rows := v_rows || ARRAY(SELECT w.ctid FROM :"schema".work w
+        WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+        ORDER BY w.run_at, w.id LIMIT p_free - cardinality(v_rows) FOR UPDATE SKIP LOCKED);
     END IF;
+    EXIT WHEN cardinality(v_rows) >= p_free;
     v_prio := :"schema".next_priority(p_pool, v_prio);
   END LOOP;
   RETURN v_rows;
@@ -194,7 +173,6 @@ $$;
 CREATE FUNCTION :"schema".unpark_freed(p_pool TEXT, p_limit INTEGER, p_running JSONB)
 RETURNS VOID
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE
