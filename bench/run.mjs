@@ -23,8 +23,9 @@ import enqueueBatch from "./workloads/enqueue-batch.mjs";
 import drains from "./workloads/drain.mjs";
 import latency from "./workloads/latency.mjs";
 import largeBacklog from "./workloads/large-backlog.mjs";
+import drainKeys from "./workloads/drain-keys.mjs";
 
-const WORKLOADS = [enqueueOne, enqueueBatch, ...drains, latency, largeBacklog];
+const WORKLOADS = [enqueueOne, enqueueBatch, ...drains, drainKeys, latency, largeBacklog];
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = join(HERE, "..");
 

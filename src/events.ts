@@ -30,6 +30,12 @@ export interface EnqueuedEvent {
   /** When it may start, epoch ms. */
   runAt: number;
   enqueuedAt: number;
+  /** Its priority, when not 0. */
+  priority?: number;
+  /** Its key, when it has one. */
+  key?: string;
+  /** Present when the enqueue replaced pending work with the same uniqueKey (`workId` is that work's). */
+  replaced?: true;
 }
 
 /** An attempt was claimed and started by this process. */
@@ -43,6 +49,10 @@ export interface StartedEvent {
   startedAt: number;
   /** How late the start was: startedAt - the time it was due. */
   startLagMs: number;
+  /** Its priority, when not 0. */
+  priority?: number;
+  /** Its key, when it has one. */
+  key?: string;
 }
 
 /** How an attempt ended: `retrying` means another attempt is scheduled. */

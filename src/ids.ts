@@ -1,25 +1,48 @@
 /**
  * Work ids: 26-character, time-sortable (48-bit ms timestamp + 80 random bits, Crockford
  * base32, like ULID). Sortable ids keep the primary-key index append-mostly, and the
- * embedded time lets `status` tell a deleted id from one that never existed.
+ * embedded time lets `status` tell a deleted id from one that never existed. Within one
+ * millisecond a process's ids increase (the previous id's random part plus one, as a
+ * monotonic ULID does), so the claim's last tie-break, the id, is enqueue order.
  */
 import { randomFillSync } from "node:crypto";
 
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const ID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
+/** The time and random digits (0..31) of the last id made, for the next one in the same millisecond. */
+let lastTime = -1;
+const lastTail = new Uint8Array(16);
+
 /** A new work id for time `now` (epoch ms). */
 export function newWorkId(now: number): string {
-  let time = Math.max(0, Math.floor(now));
+  const ms = Math.max(0, Math.floor(now));
+  let time = ms;
   let head = "";
   for (let i = 0; i < 10; i++) {
     head = ALPHABET[time % 32] + head;
     time = Math.floor(time / 32);
   }
-  const bytes = randomChunk();
+  if (ms !== lastTime || !incrementTail()) {
+    const bytes = randomChunk();
+    for (let i = 0; i < 16; i++) lastTail[i] = bytes[i]! % 32;
+    lastTime = ms;
+  }
   let tail = "";
-  for (let i = 0; i < 16; i++) tail += ALPHABET[bytes[i]! % 32];
+  for (let i = 0; i < 16; i++) tail += ALPHABET[lastTail[i]!];
   return head + tail;
+}
+
+/** Adds one to the last id's random digits; false when they were all 31 (then a fresh draw follows). */
+function incrementTail(): boolean {
+  for (let i = 15; i >= 0; i--) {
+    if (lastTail[i]! < 31) {
+      lastTail[i] = lastTail[i]! + 1;
+      return true;
+    }
+    lastTail[i] = 0;
+  }
+  return false;
 }
 
 /** Random bytes are drawn 4 KiB at a time: one system call per 256 ids, not per id. */

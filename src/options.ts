@@ -25,6 +25,11 @@ export interface WorkpoolOptions {
   name?: string;
   /** Most attempts of this pool running at once, across all processes. Integer 0..10000 (0 pauses). Default 10. */
   maxParallelism?: number;
+  /**
+   * Most attempts with one `key` running at once in this pool, across all processes.
+   * Integer 1..10000; 1 makes a serial queue per key. Default: no per-key limit.
+   */
+  keyParallelism?: number;
   /** Whether actions retry when enqueue does not say. Default false. */
   retryActionsByDefault?: boolean;
   /** Retry behaviour for `retry: true` (and for onComplete redelivery). Default { maxAttempts: 5, initialBackoffMs: 250, base: 2 }. */
@@ -60,8 +65,10 @@ export interface WorkpoolOptions {
 export interface ResolvedOptions {
   name: string;
   maxParallelism: number;
+  /** The per-key limit this instance seeds a new pool with (null: none). */
+  keyParallelism: number | null;
   /** Fields the caller set explicitly; written to the store when the pool starts. */
-  explicit: { maxParallelism?: number; logLevel?: LogLevel };
+  explicit: { maxParallelism?: number; logLevel?: LogLevel; keyParallelism?: number };
   retryActionsByDefault: boolean;
   defaultRetryBehavior: RetryBehavior;
   logLevel: LogLevel;
@@ -139,6 +146,16 @@ export function checkMaxParallelism(field: string, value: unknown): number {
   return checkInt(field, value, 0, MAX_PARALLELISM);
 }
 
+/** Validates a per-key parallelism value (null, where allowed, removes the limit). */
+export function checkKeyParallelism(field: string, value: unknown, allowNull: boolean): number | null {
+  if (value === null && allowNull) return null;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_PARALLELISM) {
+    const range = `an integer from 1 to ${MAX_PARALLELISM}${allowNull ? ", or null for no per-key limit" : ""}`;
+    throw new InvalidArgumentError(field, `must be ${range}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
 /** Validates a log level. */
 export function checkLogLevel(field: string, value: unknown): LogLevel {
   if (typeof value !== "string" || !(LOG_LEVELS as readonly string[]).includes(value)) {
@@ -212,6 +229,7 @@ export function checkedClock(clock: Clock): Clock {
 const WORKPOOL_OPTION_KEYS = [
   "name",
   "maxParallelism",
+  "keyParallelism",
   "retryActionsByDefault",
   "defaultRetryBehavior",
   "logLevel",
@@ -233,6 +251,7 @@ export function resolveOptions(options: WorkpoolOptions | undefined): ResolvedOp
   const explicit: ResolvedOptions["explicit"] = {};
   if (o.maxParallelism !== undefined) explicit.maxParallelism = checkMaxParallelism("maxParallelism", o.maxParallelism);
   if (o.logLevel !== undefined) explicit.logLevel = checkLogLevel("logLevel", o.logLevel);
+  if (o.keyParallelism !== undefined) explicit.keyParallelism = checkKeyParallelism("keyParallelism", o.keyParallelism, false)!;
   if (o.retryActionsByDefault !== undefined && typeof o.retryActionsByDefault !== "boolean") {
     throw new InvalidArgumentError("retryActionsByDefault", `must be a boolean, got ${describeValue(o.retryActionsByDefault)}`);
   }
@@ -242,6 +261,7 @@ export function resolveOptions(options: WorkpoolOptions | undefined): ResolvedOp
   return {
     name: o.name === undefined ? "default" : checkName("name", o.name),
     maxParallelism: explicit.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
+    keyParallelism: explicit.keyParallelism ?? null,
     explicit,
     retryActionsByDefault: o.retryActionsByDefault ?? false,
     defaultRetryBehavior:
@@ -269,6 +289,8 @@ export interface ConfigureOptions {
   maxParallelism?: number;
   /** New log level for every process of the pool. */
   logLevel?: LogLevel;
+  /** Integer 1..10000: most running attempts per key; null removes the per-key limit. */
+  keyParallelism?: number | null;
 }
 
 /** Validates `configure()` input. */
@@ -276,13 +298,14 @@ export function checkConfigure(options: unknown): ConfigureOptions {
   const o = checkOptionKeys(
     "options",
     options,
-    ["maxParallelism", "logLevel"],
+    ["maxParallelism", "logLevel", "keyParallelism"],
     "configure()",
     "",
-    "is not a runtime option; configure() accepts maxParallelism and logLevel",
+    "is not a runtime option; configure() accepts maxParallelism, keyParallelism and logLevel",
   );
   const out: ConfigureOptions = {};
   if (o.maxParallelism !== undefined) out.maxParallelism = checkMaxParallelism("maxParallelism", o.maxParallelism);
   if (o.logLevel !== undefined) out.logLevel = checkLogLevel("logLevel", o.logLevel);
+  if (o.keyParallelism !== undefined) out.keyParallelism = checkKeyParallelism("keyParallelism", o.keyParallelism, true);
   return out;
 }

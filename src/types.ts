@@ -50,8 +50,22 @@ export interface OnCompleteStatus {
 
 /** What `status(id)` returns. */
 export type Status<R = unknown> =
-  | { state: "pending"; previousAttempts: number }
-  | { state: "running"; previousAttempts: number }
+  | {
+      state: "pending";
+      previousAttempts: number;
+      /** The work's priority, when not 0. */
+      priority?: number;
+      /** The work's key, when it has one. */
+      key?: string;
+    }
+  | {
+      state: "running";
+      previousAttempts: number;
+      /** The work's priority, when not 0. */
+      priority?: number;
+      /** The work's key, when it has one. */
+      key?: string;
+    }
   | {
       state: "finished";
       /** Present while the work is retained (see `retentionMs`). */

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { DRIVER, type Driver, type NewWork, type Store } from "./driver/driver.js";
 import type { TransactionExecutor } from "./driver/tx-executor.js";
 import { InvalidArgumentError, UnknownWorkError } from "./errors.js";
-import { EventHub, PoolLogger, type WorkpoolEventName, type WorkpoolEvents } from "./events.js";
+import { EventHub, PoolLogger, type EnqueuedEvent, type WorkpoolEventName, type WorkpoolEvents } from "./events.js";
 import {
   HandlerRegistry,
   type ActionFn,
@@ -18,7 +18,7 @@ import {
   type OnCompleteHandle,
 } from "./handlers.js";
 import { workIdTime } from "./ids.js";
-import { checkBatch, prepareEnqueue, type EnqueueInput } from "./internal/enqueue-input.js";
+import { checkBatch, prepareEnqueue, type EnqueueInput, type PreparedEnqueue } from "./internal/enqueue-input.js";
 import type { PoolRuntime } from "./internal/runtime.js";
 import { Readiness } from "./internal/readiness.js";
 import { checkIds, toStatus } from "./internal/status.js";
@@ -55,6 +55,24 @@ export interface EnqueueOptions<Tx, C = unknown, R = unknown> {
    * `workpool/kysely`, `workpool/knex`, `workpool/prisma`, or {@link transactionExecutor}).
    */
   tx?: Tx | TransactionExecutor;
+  /** Claim order among due work of the pool: lower runs first. Integer -1000..1000. Default 0. */
+  priority?: number;
+  /**
+   * 1-200 characters: at most the pool's `keyParallelism` attempts with the same key run
+   * at once, across every process (a serial queue per user, tenant, document...).
+   */
+  key?: string;
+  /**
+   * 1-200 characters, unique among the pool's pending work (not yet started, including
+   * work waiting for its runAt): an enqueue whose key pending work already has returns
+   * that work's id, and keeps or replaces it per `onConflict`. Free again once the work starts.
+   */
+  uniqueKey?: string;
+  /**
+   * With `uniqueKey`: `"keep"` (default) leaves the pending work as it is; `"replace"`
+   * replaces its args, runAt, priority, key, onComplete and context (a debounce).
+   */
+  onConflict?: "keep" | "replace";
 }
 
 /** Options of enqueueAction. */
@@ -183,31 +201,43 @@ export class Workpool<Tx = unknown> {
    * Writes the rows. With `tx` on a synchronous store (SQLite) the write happens before
    * this returns, so it joins the caller's synchronous transaction.
    */
-  private insert({ rows, tx }: { rows: NewWork[]; tx: Tx | TransactionExecutor | undefined }): Promise<WorkId[]> {
+  private insert({ rows, tx, idsFor }: PreparedEnqueue<Tx>): Promise<WorkId[]> {
     if (rows.length === 0) return Promise.resolve([]);
-    const emit = (): void => this.emitEnqueued(rows);
-    const ids = rows.map((r) => r.id);
-    if (tx !== undefined && this.driver.synchronousTx) return insertWork(this.rt, rows, tx).then(() => (emit(), ids));
+    const done = (resolved: readonly string[]): WorkId[] => (this.emitEnqueued(rows, resolved), idsFor(resolved));
+    if (tx !== undefined && this.driver.synchronousTx) return insertWork(this.rt, rows, tx).then(done);
     // This process may run a worker with room: the work may start without a second commit.
-    const fast = tx === undefined && rows.length === 1 ? this.worker.enqueueAndClaim(rows[0]!, emit) : null;
-    if (fast) return fast.then(() => ids);
-    return this.readiness.afterReady(() => insertWork(this.rt, rows, tx)).then(() => (emit(), ids));
+    // A row with a uniqueKey may resolve to other work, so it takes the plain insert.
+    const one = rows.length === 1 && rows[0]!.uniqueKey === null ? rows[0]! : null;
+    const fast = tx === undefined && one ? this.worker.enqueueAndClaim(one, () => this.emitEnqueued(rows, [one.id])) : null;
+    if (fast) return fast.then(() => idsFor([one!.id]));
+    return this.readiness.afterReady(() => insertWork(this.rt, rows, tx)).then(done);
   }
 
-  /** The `enqueued` events of written rows; built only when someone will see them (a batch makes one per row). */
-  private emitEnqueued(rows: readonly NewWork[]): void {
+  /**
+   * The `enqueued` events of written rows, built only when someone will see them (a batch
+   * makes one per row). A row that resolved to pending work with its uniqueKey has one
+   * only when it replaced that work; kept work was not enqueued again.
+   */
+  private emitEnqueued(rows: readonly NewWork[], resolved: readonly string[]): void {
     if (!this.events.wants("enqueued")) return;
-    for (const r of rows) {
-      this.events.emit({
+    rows.forEach((r, i) => {
+      const workId = resolved[i] ?? r.id;
+      const replaced = workId !== r.id;
+      if (replaced && r.onConflict === "keep") return;
+      const event: EnqueuedEvent = {
         event: "enqueued",
         pool: this.name,
-        workId: r.id,
+        workId,
         fnName: r.fnName,
         kind: r.kind,
         runAt: r.runAt,
         enqueuedAt: r.enqueuedAt,
-      });
-    }
+      };
+      if (r.priority !== 0) event.priority = r.priority;
+      if (r.key !== null) event.key = r.key;
+      if (replaced) event.replaced = true;
+      this.events.emit(event);
+    });
   }
 
   /** The status of one work id. Throws for malformed ids and for ids this pool never had. */
@@ -275,7 +305,7 @@ export class Workpool<Tx = unknown> {
     await this.readiness.readyPool();
     const config = await this.driver.ensurePool(
       this.name,
-      { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel },
+      { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel, keyParallelism: this.opts.keyParallelism },
       patch,
     );
     this.logger.level = config.logLevel;

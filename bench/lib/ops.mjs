@@ -94,15 +94,37 @@ export async function enqueueBatch(system, ctx, { n, batch = BATCH_SIZE, capS = 
 }
 
 /**
+ * The backlog of the keyed drain: `n` jobs over `keys` keys (job i has key `k{i % keys}`)
+ * with mixed priorities (-5, 0 or 5 by turns, so each key holds all three), written in
+ * calls of `batch` through the system's enqueueKeyedBatch. Unmeasured.
+ */
+export async function enqueueKeyed(system, ctx, { n, keys, batch }) {
+  const client = await system.open(ctx, {});
+  try {
+    for (let start = 0; start < n; start += batch) {
+      const list = [];
+      for (let i = start; i < Math.min(n, start + batch); i++) list.push({ i, key: `k${i % keys}`, priority: [-5, 0, 5][i % 3] });
+      await client.enqueueKeyedBatch(list);
+    }
+    return { n };
+  } finally {
+    await client.close();
+  }
+}
+
+/**
  * Starts a worker with concurrency `concurrency` and a no-op handler on a backlog of `n`
  * jobs; the clock runs from just before start until every job is recorded as completed
  * (or `capS` seconds). Samples the completed count for start/end rates, and the longest
  * event-loop stall of the process (timers and I/O of the application wait that long).
  *
+ * With `keyParallelism`, the system runs at most that many jobs of one key at once (for
+ * a system that offers it: see the keyed drain workload).
+ *
  * Sampling and the cap are also checked on each completion, not only by timers: a
  * worker that never yields to the event loop would otherwise starve them.
  */
-export async function drain(system, ctx, { n, concurrency, capS, sampleMs = 100 }) {
+export async function drain(system, ctx, { n, concurrency, keyParallelism, capS, sampleMs = 100 }) {
   let done = 0;
   let finish;
   const all = new Promise((r) => (finish = r));
@@ -118,6 +140,7 @@ export async function drain(system, ctx, { n, concurrency, capS, sampleMs = 100 
   };
   const client = await system.open(ctx, {
     concurrency,
+    keyParallelism,
     onDone: (k) => {
       done += k;
       const t = sample();

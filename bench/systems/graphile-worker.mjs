@@ -20,7 +20,8 @@ export default {
   config:
     "`run({ concurrency: N, maxPoolSize: min(N + 1, 25), localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 })`, " +
     "`NO_LOG_SUCCESS=1`, a silent logger: the settings of its performance page (which uses concurrency 24, pool 25, localQueue 500). " +
-    "Enqueue with `addJob` / `addJobs` (WorkerUtils). Completed jobs are deleted by graphile-worker itself.",
+    "Enqueue with `addJob` / `addJobs` (WorkerUtils). Completed jobs are deleted by graphile-worker itself. " +
+    "Keyed drain: the key as `queueName` (a named queue runs one job at a time) and `priority` (lower first, as workpool's).",
   skip: [],
   available: async () => null,
   version: () => require("graphile-worker/package.json").version,
@@ -41,6 +42,9 @@ export default {
     return {
       enqueueOne: (payload) => utils.addJob("noop", payload),
       enqueueBatch: (payloads) => utils.addJobs(payloads.map((payload) => ({ identifier: "noop", payload }))),
+      /** A named queue runs its jobs one at a time: keyParallelism 1, with the key as the queue name. */
+      enqueueKeyedBatch: (payloads) =>
+        utils.addJobs(payloads.map(({ i, key, priority }) => ({ identifier: "noop", payload: { i }, queueName: key, priority }))),
       async start() {
         const events = new EventEmitter();
         if (onDone) events.on("job:complete", () => onDone(1));

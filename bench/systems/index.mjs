@@ -7,9 +7,12 @@
 //   available(): null, or why it is skipped on this machine,
 //   version(): its package version,
 //   reset(ctx): drops all of its state (schema, Redis database, SQLite file),
-//   open(ctx, { concurrency, onStart(i), onDone(k) }) -> {
-//     enqueueOne(payload), enqueueBatch(payloads), start(), settle()?, close()
+//   open(ctx, { concurrency, keyParallelism?, onStart(i), onDone(k) }) -> {
+//     enqueueOne(payload), enqueueBatch(payloads), enqueueKeyedBatch(payloads)?, start(), settle()?, close()
 //   }
+//   enqueueKeyedBatch takes payloads { i, key, priority } (lower priority first) for the
+//   keyed drain, whose worker runs at most keyParallelism jobs of one key at once; a
+//   system without per-key concurrency lists "drain-keys" in `skip`, saying why.
 //
 // The handler of every system is the same no-op that calls onStart(payload.i) on its
 // first line; onDone(k) reports k jobs recorded as completed; settle() (optional) waits

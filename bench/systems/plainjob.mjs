@@ -22,7 +22,8 @@ export default {
     "`defineQueue({ connection: better(new Database(file)) })` (plainjob sets WAL, synchronous=NORMAL, busy_timeout 5000); " +
     "N × `defineWorker(type, noop, { queue })` (one job at a time each, default 1 s poll when idle); enqueue with `add` / `addMany`. " +
     "Its README suggests one worker process per CPU for more throughput; here every system gets one worker process.",
-  skip: [],
+  // The keyed drain: it has neither keys nor priorities.
+  skip: ["drain-keys"],
   available: async () => null,
   version: () => require("plainjob/package.json").version,
   async reset(ctx) {

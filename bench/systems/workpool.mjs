@@ -23,9 +23,9 @@ function builtCheck(ctx) {
 }
 
 /** Opens a pool on `store` with one no-op action; shared by both stores. */
-async function openPool(ctx, store, { concurrency, onStart, onDone }) {
+async function openPool(ctx, store, { concurrency, keyParallelism, onStart, onDone }) {
   const { Workpool } = await import(new URL("index.js", distOf(ctx)).href);
-  const pool = new Workpool(store, { name: "bench", maxParallelism: concurrency ?? 10, logLevel: "ERROR" });
+  const pool = new Workpool(store, { name: "bench", maxParallelism: concurrency ?? 10, keyParallelism, logLevel: "ERROR" });
   const noop = pool.defineAction("noop", async (_ctx, args) => {
     onStart?.(args.i);
   });
@@ -34,6 +34,16 @@ async function openPool(ctx, store, { concurrency, onStart, onDone }) {
   return {
     enqueueOne: (payload) => pool.enqueueAction(noop, payload),
     enqueueBatch: (payloads) => pool.enqueueActionBatch(noop, payloads),
+    /** `key` and `priority` are options of a whole enqueue call: one batch per (key, priority). */
+    async enqueueKeyedBatch(payloads) {
+      const groups = new Map();
+      for (const { i, key, priority } of payloads) {
+        const id = `${key}\u0000${priority}`;
+        if (!groups.has(id)) groups.set(id, { key, priority, args: [] });
+        groups.get(id).args.push({ i });
+      }
+      for (const { key, priority, args } of groups.values()) await pool.enqueueActionBatch(noop, args, { key, priority });
+    },
     async start() {
       started = true;
       await pool.start();
@@ -64,7 +74,7 @@ export function workpoolSqlite(synchronous) {
       `sqliteStore({ filename, synchronous: "${synchronous}" }) (WAL, busy_timeout 5000, poll 100 ms); ` +
       '`new Workpool(store, { maxParallelism: N, logLevel: "ERROR" })`; enqueueAction / enqueueActionBatch; no retry (the default).',
     // The NORMAL row is a separately labelled extra: it skips the long workloads.
-    skip: synchronous === "FULL" ? [] : ["large-backlog", "latency"],
+    skip: synchronous === "FULL" ? [] : ["large-backlog", "latency", "drain-keys"],
     available: async (ctx) => builtCheck(ctx),
     version,
     async reset(ctx) {

@@ -21,13 +21,15 @@ import type { TransactionExecutor } from "./tx-executor.js";
 export interface PoolConfig {
   maxParallelism: number;
   logLevel: LogLevel;
+  /** Most running attempts of one key, or null for no per-key limit. */
+  keyParallelism: number | null;
 }
 
 /** Delivery state of onComplete: `none` when the work has no onComplete handler. */
 export type OnCompleteState = "none" | "pending" | "done" | "failed";
 
-/** A new row, as inserted by enqueue. Payloads are already-validated JSON text. */
-export interface NewWork {
+/** The fields a row is enqueued with, as stored. Payloads are already-validated JSON text. */
+export interface WorkFields {
   id: string;
   pool: string;
   kind: WorkKind;
@@ -44,10 +46,28 @@ export interface NewWork {
   onComplete: string | null;
   /** JSON text of the onComplete context, or null. */
   context: string | null;
+  /** Claim order among due work: lower first. Integer -1000..1000. */
+  priority: number;
+  /** The key whose running attempts the pool's keyParallelism limits, or null. */
+  key: string | null;
+}
+
+/** What an enqueue with a unique key does when pending work of the pool already has it. */
+export type OnConflict = "keep" | "replace";
+
+/** A new row as enqueue writes it: a stored row's fields plus, maybe, a unique key. */
+export interface NewWork extends WorkFields {
+  /**
+   * Unique among the pool's pending work, or null. A row with one is written alone (one
+   * row per insertWork call).
+   */
+  uniqueKey: string | null;
+  /** With a uniqueKey: keep the pending work that has it, or replace its fields. */
+  onConflict: OnConflict;
 }
 
 /** A whole stored row. */
-export interface WorkRow extends NewWork {
+export interface WorkRow extends WorkFields {
   state: WorkState;
   /**
    * Attempts started so far. While running, the current attempt's number (1-based); it is
@@ -232,28 +252,36 @@ export interface Driver<Tx> {
   close(): Promise<void>;
   /**
    * Returns the pool's stored config, first inserting `seed` if the pool has none and
-   * then applying `overrides` (fields the application set explicitly).
+   * then applying `overrides` (fields the application set explicitly; a keyParallelism
+   * of null removes the per-key limit). Raising or removing the per-key limit gives
+   * every row the claim had set aside for its key's limit back to the claim.
    */
   ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig>;
   /** Reads the pool's stored config (null if the pool was never used). */
   readPoolConfig(pool: string): Promise<PoolConfig | null>;
   /**
-   * Inserts new work; within `tx` (the caller's open transaction) when given: the
-   * driver's own handle, or a transaction executor (see tx-executor.ts) it writes through.
+   * Inserts new work; within `tx` (the caller's open transaction) when given. Resolves
+   * with the id of the work each row stands for, in order: its own, or, for a row whose
+   * uniqueKey pending work of the pool already has, that work's id (kept as it is, or
+   * with its args, runAt, priority, key, onComplete and context replaced, per
+   * `onConflict`; atomically, under the store's unique index on pending unique keys).
    */
-  insertWork(rows: readonly NewWork[], tx?: Tx | TransactionExecutor): Promise<void>;
+  insertWork(rows: readonly NewWork[], tx?: Tx | TransactionExecutor): Promise<string[]>;
   /**
    * Optional: inserts one new row (autocommit) and, in the same transaction, claims it
    * for `claim.workerId` when the pool has a free slot and no other due work is waiting
    * (new work never jumps the queue); otherwise leaves it pending and sends its wake-up
    * as {@link insertWork} does. Returns the row as claimed, or null. The core uses it when
    * this process runs a worker of the pool with room: the work then starts after one
-   * commit instead of two. Inside a handler's transaction it only inserts (null).
+   * commit instead of two. Inside a handler's transaction it only inserts (null). The
+   * row has no uniqueKey, and is claimed only if its key (if any) is under the limit.
    */
   insertAndClaim?(row: NewWork, claim: ClaimOptions): Promise<WorkRow | null>;
   /**
-   * Claims up to `limit` due pending rows of `pool` for `workerId`, never letting the
-   * pool's running count exceed its stored maxParallelism.
+   * Claims up to `limit` due pending rows of `pool` for `workerId`, lowest priority first,
+   * then earliest run_at, then id, never letting the pool's running count exceed its
+   * stored maxParallelism nor the running attempts of one key exceed its keyParallelism.
+   * Rows whose key is at its limit are skipped: the claim takes other due work instead.
    */
   claim(pool: string, opts: ClaimOptions): Promise<ClaimResult>;
   /**

@@ -5,6 +5,7 @@
  * shutdown.
  */
 import type { WorkRow } from "../driver/driver.js";
+import type { StartedEvent } from "../events.js";
 import { AttemptAbort, AttemptAbortedError, type AbortCause } from "./attempt-abort.js";
 import type { Completer } from "./completer.js";
 import { runAction, runMutation } from "./executor.js";
@@ -83,7 +84,7 @@ export class Attempts<Tx> {
     const { rt } = this;
     // Built only when someone will see it: this runs for every job.
     if (rt.events.wants("started")) {
-      rt.events.emit({
+      const event: StartedEvent = {
         event: "started",
         pool: rt.pool,
         workId: row.id,
@@ -91,7 +92,10 @@ export class Attempts<Tx> {
         attempt: row.attempt,
         startedAt: now,
         startLagMs: Math.max(0, now - row.runAt),
-      });
+      };
+      if (row.priority !== 0) event.priority = row.priority;
+      if (row.key !== null) event.key = row.key;
+      rt.events.emit(event);
     }
     const entry: Inflight = { row, abort: new AttemptAbort(), done: null, submitted: false, handedBack: false };
     // Set before the attempt can settle: the handler starts a microtask later.

@@ -3,7 +3,7 @@
  * validated here, before anything is written, with an InvalidArgumentError naming the
  * field at fault.
  */
-import type { NewWork } from "../driver/driver.js";
+import type { NewWork, OnConflict } from "../driver/driver.js";
 import type { TransactionExecutor } from "../driver/tx-executor.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { HandlerRegistry } from "../handlers.js";
@@ -17,7 +17,7 @@ import { resolveRunAt } from "./schedule.js";
 /** Most items in one batch enqueue. */
 export const MAX_BATCH = 10_000;
 
-const MUTATION_OPTIONS = ["runAt", "runAfter", "onComplete", "context", "name", "tx"];
+const MUTATION_OPTIONS = ["runAt", "runAfter", "onComplete", "context", "name", "tx", "priority", "key", "uniqueKey", "onConflict"];
 const ACTION_OPTIONS = [...MUTATION_OPTIONS, "retry", "timeoutMs"];
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
@@ -30,6 +30,23 @@ export interface EnqueueInput {
   options: unknown;
   /** `args` for a single enqueue, `argsArray` for a batch: the field errors name. */
   argsField: "args" | "argsArray";
+}
+
+/** Lowest and highest priority accepted (lower runs first). */
+export const MIN_PRIORITY = -1000;
+export const MAX_PRIORITY = 1000;
+/** Longest `key` and `uniqueKey`, in characters. */
+export const MAX_KEY_LENGTH = 200;
+
+/** Checked enqueue input: the rows to write, the caller's `tx`, and the ids to answer with. */
+export interface PreparedEnqueue<Tx> {
+  rows: NewWork[];
+  tx: Tx | TransactionExecutor | undefined;
+  /**
+   * The ids the enqueue returns, one per args, given the ids the store resolved the rows
+   * to: a batch with a uniqueKey writes one row, and every args of it gets its id.
+   */
+  idsFor(resolved: readonly string[]): string[];
 }
 
 /** What the pool needs to check an enqueue. */
@@ -76,11 +93,38 @@ function checkOptions(kind: WorkKind, options: unknown): Record<string, unknown>
   );
 }
 
+/** Checks a `key` or `uniqueKey`: 1 to 200 characters (no NUL, which no store can keep). */
+function checkKey(field: string, value: unknown): string {
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_KEY_LENGTH || value.includes("\u0000")) {
+    throw new InvalidArgumentError(field, `must be a string of 1 to ${MAX_KEY_LENGTH} characters (no NUL), got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** Checks `uniqueKey` and `onConflict` together. */
+function checkUnique(o: Record<string, unknown>): { uniqueKey: string | null; onConflict: OnConflict } {
+  if (o.onConflict !== undefined && o.uniqueKey === undefined)
+    throw new InvalidArgumentError("onConflict", "is only used with uniqueKey; give uniqueKey too");
+  if (o.onConflict !== undefined && o.onConflict !== "keep" && o.onConflict !== "replace")
+    throw new InvalidArgumentError("onConflict", `must be "keep" or "replace", got ${describeValue(o.onConflict)}`);
+  return {
+    uniqueKey: o.uniqueKey === undefined ? null : checkKey("uniqueKey", o.uniqueKey),
+    onConflict: (o.onConflict as OnConflict | undefined) ?? "keep",
+  };
+}
+
+/**
+ * A batch with a uniqueKey is one work: its repeats of the key resolve in order, as one
+ * enqueue after another would. "keep" keeps the first args, "replace" ends with the last.
+ */
+function collapseUnique(rows: NewWork[]): NewWork[] {
+  if (rows.length <= 1 || rows[0]!.uniqueKey === null) return rows;
+  const first = rows[0]!;
+  return [first.onConflict === "keep" ? first : { ...first, args: rows[rows.length - 1]!.args }];
+}
+
 /** Validates everything and builds the rows, with the caller's `tx` if any; throws before anything is written. */
-export function prepareEnqueue<Tx>(
-  ctx: EnqueueContext<Tx>,
-  input: EnqueueInput,
-): { rows: NewWork[]; tx: Tx | TransactionExecutor | undefined } {
+export function prepareEnqueue<Tx>(ctx: EnqueueContext<Tx>, input: EnqueueInput): PreparedEnqueue<Tx> {
   const { kind, argsField } = input;
   const fnName = ctx.handlers.checkHandle("handle", input.handle, kind);
   const o = checkOptions(kind, input.options);
@@ -93,7 +137,10 @@ export function prepareEnqueue<Tx>(
     throw new InvalidArgumentError("context", "is only delivered to onComplete; give onComplete too");
   const context = encodeOptionalJson("context", o.context);
   const name = o.name === undefined ? null : checkName("name", o.name, 200);
-  const rows = input.argsList.map((args, i) => ({
+  const priority = o.priority === undefined ? 0 : checkInt("priority", o.priority, MIN_PRIORITY, MAX_PRIORITY);
+  const key = o.key === undefined ? null : checkKey("key", o.key);
+  const { uniqueKey, onConflict } = checkUnique(o);
+  const rows = input.argsList.map((args, i): NewWork => ({
     id: newWorkId(now),
     pool: ctx.pool,
     kind,
@@ -106,6 +153,16 @@ export function prepareEnqueue<Tx>(
     timeoutMs,
     onComplete,
     context,
+    priority,
+    key,
+    uniqueKey,
+    onConflict,
   }));
-  return { rows, tx: o.tx as Tx | TransactionExecutor | undefined };
+  const count = rows.length;
+  const written = collapseUnique(rows);
+  const idsFor =
+    written.length === count
+      ? (resolved: readonly string[]) => [...resolved]
+      : (resolved: readonly string[]) => rows.map(() => resolved[0]!);
+  return { rows: written, tx: o.tx as Tx | TransactionExecutor | undefined, idsFor };
 }

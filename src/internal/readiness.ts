@@ -48,7 +48,11 @@ export class Readiness<Tx> {
         await this.ready();
         const config = await this.rt.driver.ensurePool(
           this.rt.pool,
-          { maxParallelism: this.rt.options.maxParallelism, logLevel: this.rt.options.logLevel },
+          {
+            maxParallelism: this.rt.options.maxParallelism,
+            logLevel: this.rt.options.logLevel,
+            keyParallelism: this.rt.options.keyParallelism,
+          },
           this.rt.options.explicit,
         );
         this.rt.logger.level = config.logLevel;

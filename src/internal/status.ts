@@ -23,13 +23,20 @@ export function checkIds(field: string, ids: readonly unknown[]): string[] {
   return ids as string[];
 }
 
+/** An unfinished status with the row's priority (when not 0) and key (when it has one). */
+function withOrder(status: Extract<Status, { state: "pending" | "running" }>, row: WorkRow): Status {
+  if (row.priority !== 0) status.priority = row.priority;
+  if (row.key !== null) status.key = row.key;
+  return status;
+}
+
 /** The status of a stored row. */
 export function toStatus(row: WorkRow): Status {
   switch (row.state) {
     case "pending":
-      return { state: "pending", previousAttempts: row.attempt };
+      return withOrder({ state: "pending", previousAttempts: row.attempt }, row);
     case "running":
-      return { state: "running", previousAttempts: row.attempt - 1 };
+      return withOrder({ state: "running", previousAttempts: row.attempt - 1 }, row);
     case "finished": {
       const status: Extract<Status, { state: "finished" }> = { state: "finished", result: JSON.parse(row.result!) as RunResult };
       if (row.onComplete && row.ocState !== "none") {

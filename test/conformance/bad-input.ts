@@ -9,14 +9,14 @@ import type { StoreHarness } from "./harness.js";
 import { T0, useTestContext, type TestContext } from "./context.js";
 
 /** One class of bad input: the call that must be refused and the field it must name. */
-interface BadCase {
+export interface BadCase {
   name: string;
   field: string;
   call: () => unknown;
 }
 
 /** Runs `call`, which must throw or reject with an InvalidArgumentError naming `field`. */
-async function expectRefused(c: BadCase): Promise<void> {
+export async function expectRefused(c: BadCase): Promise<void> {
   let error: unknown;
   try {
     await c.call();

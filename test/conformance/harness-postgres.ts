@@ -112,4 +112,14 @@ export const postgresHarness: StoreHarness<PoolClient> = {
       },
     ];
   },
+  openAnotherStore(h) {
+    return postgresStore({ connectionString: DATABASE_URL, schema: (h as PgHarnessStore).schema });
+  },
+  async query(h, sql) {
+    return (await (h as PgHarnessStore).app.query(sql)).rows as Record<string, unknown>[];
+  },
+  keyEventsTableSql: "CREATE TABLE key_events (seq BIGSERIAL PRIMARY KEY, key TEXT NOT NULL, kind TEXT NOT NULL, pid INTEGER NOT NULL)",
+  childArgs(h) {
+    return ["postgres", DATABASE_URL, (h as PgHarnessStore).schema];
+  },
 };

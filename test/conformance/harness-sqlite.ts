@@ -79,4 +79,18 @@ export const sqliteHarness: StoreHarness<Database> = {
       { label: "an in-memory database", tx: memory, done: async () => void memory.close() },
     ];
   },
+  openAnotherStore(h) {
+    return sqliteStore({ filename: (h as SqliteHarnessStore).path });
+  },
+  async query(h, sql) {
+    const stmt = (h.store as SqliteStore).db.prepare(sql);
+    if (stmt.reader) return stmt.all() as Record<string, unknown>[];
+    stmt.run();
+    return [];
+  },
+  keyEventsTableSql:
+    "CREATE TABLE key_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, kind TEXT NOT NULL, pid INTEGER NOT NULL)",
+  childArgs(h) {
+    return ["sqlite", (h as SqliteHarnessStore).path];
+  },
 };

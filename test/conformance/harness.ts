@@ -44,4 +44,15 @@ export interface StoreHarness<Tx> {
    * like. Each is ready to use; `done` releases what it holds.
    */
   wrongTxValues(h: HarnessStore<Tx>): Promise<{ label: string; tx: unknown; done(): Promise<void> }[]>;
+  /**
+   * Another store on the same database with its own connection(s), as a second process
+   * would open it; the caller closes it.
+   */
+  openAnotherStore(h: HarnessStore<Tx>): Store<Tx>;
+  /** Runs one SQL statement with the application's connection and returns its rows. */
+  query(h: HarnessStore<Tx>, sql: string): Promise<Record<string, unknown>[]>;
+  /** SQL for an app table `key_events (seq, key, kind, pid)` whose seq orders the inserts (see keys-child.mjs). */
+  readonly keyEventsTableSql: string;
+  /** The arguments test/fixtures/keys-child.mjs needs to open this store in another process. */
+  childArgs(h: HarnessStore<Tx>): string[];
 }

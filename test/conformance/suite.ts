@@ -14,6 +14,11 @@ import { defineValidationTests } from "./validation.js";
 import { defineEventsRetentionTests } from "./events-retention.js";
 import { defineBadInputTests } from "./bad-input.js";
 import { defineJamProofTests } from "./jam-proof.js";
+import { definePriorityTests } from "./priority.js";
+import { defineKeyTests } from "./keys.js";
+import { defineKeyProcessTests } from "./keys-processes.js";
+import { defineUniqueKeyTests } from "./unique.js";
+import { defineKeysInputTests } from "./keys-input.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -28,5 +33,10 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineEventsRetentionTests(harness);
     defineBadInputTests(harness);
     defineJamProofTests(harness);
+    definePriorityTests(harness);
+    defineKeyTests(harness);
+    defineKeyProcessTests(harness);
+    defineUniqueKeyTests(harness);
+    defineKeysInputTests(harness);
   });
 }

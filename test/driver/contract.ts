@@ -27,6 +27,10 @@ function row(runAt = T0, overrides: Partial<NewWork> = {}): NewWork {
     timeoutMs: null,
     onComplete: null,
     context: null,
+    priority: 0,
+    key: null,
+    uniqueKey: null,
+    onConflict: "keep",
     ...overrides,
   };
 }
@@ -42,14 +46,109 @@ export function defineDriverContract<Tx>(harness: StoreHarness<Tx>): void {
     afterEach(async () => {
       for (const h of live.splice(0)) await h.dispose();
     });
-    async function driver(maxParallelism = 3): Promise<Driver<Tx>> {
+    async function driver(maxParallelism = 3, keyParallelism: number | null = null): Promise<Driver<Tx>> {
       const h = await harness.create();
       live.push(h);
       const d = h.store[DRIVER];
       await d.migrate();
-      await d.ensurePool(POOL, { maxParallelism, logLevel: "REPORT" }, {});
+      await d.ensurePool(POOL, { maxParallelism, logLevel: "REPORT", keyParallelism }, {});
       return d;
     }
+
+    /** Finishes running rows as succeeded, as a result write does. */
+    function finish(d: Driver<Tx>, ids: readonly string[], at = T0): Promise<void> {
+      return d.transaction((ops) => ops.finish(ids.map((id) => ({ id, result: '{"kind":"success"}', finishedAt: at, ocState: "none" }))));
+    }
+
+    test("claim takes the lowest priority first, then the earliest run_at, then the id", async () => {
+      const d = await driver(10);
+      const rows = [
+        row(T0 - 5, { priority: 0 }),
+        row(T0 - 9, { priority: 1 }),
+        row(T0 - 1, { priority: -1 }),
+        row(T0 - 5, { priority: 0 }),
+        row(T0 - 7, { priority: 0 }),
+        row(T0 + 100, { priority: -1000 }),
+      ];
+      await d.insertWork(rows);
+      const res = await d.claim(POOL, claimBy("a", 10));
+      expect(res.claimed.map((r) => rows.indexOf(rows.find((x) => x.id === r.id)!))).toEqual([2, 4, 0, 3, 1]);
+      expect(res.claimed.map((r) => r.priority)).toEqual([-1, 0, 0, 0, 1]);
+      expect(res.nextRunAt).toBe(T0 + 100);
+    });
+
+    test("claim keeps each key within keyParallelism, takes other work past a key at its limit, and gives that key's work back when an attempt ends", async () => {
+      const d = await driver(10, 2);
+      const hot = Array.from({ length: 50 }, (_, i) => row(T0 - 100 + i, { key: "hot" }));
+      const other = [row(T0 - 10, { key: "cold" }), row(T0 - 9), row(T0 - 8, { key: "cold" }), row(T0 - 7, { key: "cold" })];
+      await d.insertWork([...hot, ...other]);
+      const first = await d.claim(POOL, claimBy("a", 10));
+      expect(first.claimed.map((r) => r.id)).toEqual([hot[0]!.id, hot[1]!.id, other[0]!.id, other[1]!.id, other[2]!.id]);
+      expect(first.config.keyParallelism).toBe(2);
+      // Both keys at their limit: nothing more, however much of them waits.
+      expect((await d.claim(POOL, claimBy("b", 10))).claimed).toEqual([]);
+      await finish(d, [hot[0]!.id]);
+      const next = await d.claim(POOL, claimBy("b", 10));
+      expect(next.claimed.map((r) => r.id)).toEqual([hot[2]!.id]);
+      // Through a claim inside a transaction too (the completion path).
+      await finish(d, [other[0]!.id, hot[1]!.id]);
+      const inTx = await d.transaction(async (ops) => (ops.claim ? (await ops.claim(POOL, claimBy("c", 10))).claimed : null));
+      if (inTx) expect(inTx.map((r) => r.id)).toEqual([hot[3]!.id, other[3]!.id]);
+      const counts = await d.counts(POOL, T0);
+      expect(counts.running).toBe(inTx ? 5 : 3);
+    });
+
+    test("complete() claims for the freed slots within the per-key limit", async (ctx) => {
+      const d = await driver(10, 1);
+      if (!d.complete) return ctx.skip(`the ${d.dialect} driver has no one-call complete (the core writes results in a transaction)`);
+      const rows = [row(T0 - 3, { key: "k" }), row(T0 - 2, { key: "k" }), row(T0 - 1, { key: "k" })];
+      await d.insertWork(rows);
+      const first = await d.claim(POOL, claimBy("a", 10));
+      expect(first.claimed.map((r) => r.id)).toEqual([rows[0]!.id]);
+      const res = await d.complete(
+        POOL,
+        [{ id: rows[0]!.id, attempt: 1, status: "success", result: '{"kind":"success"}', runAt: null }],
+        T0,
+        claimBy("a", 10),
+      );
+      expect(res.claim?.claimed.map((r) => r.id)).toEqual([rows[1]!.id]);
+      // A retry frees the key too: the next row runs while the first waits out its backoff.
+      const retry = await d.complete(
+        POOL,
+        [{ id: rows[1]!.id, attempt: 1, status: "retrying", result: null, runAt: T0 + 1000 }],
+        T0,
+        claimBy("a", 10),
+      );
+      expect(retry.claim?.claimed.map((r) => r.id)).toEqual([rows[2]!.id]);
+    });
+
+    test("a higher or removed keyParallelism gives back the work a claim set aside", async () => {
+      const d = await driver(10, 1);
+      const rows = Array.from({ length: 4 }, (_, i) => row(T0 - 10 + i, { key: "k" }));
+      await d.insertWork(rows);
+      expect((await d.claim(POOL, claimBy("a", 10))).claimed).toHaveLength(1);
+      expect((await d.claim(POOL, claimBy("a", 10))).claimed).toHaveLength(0);
+      await d.ensurePool(POOL, { maxParallelism: 10, logLevel: "REPORT", keyParallelism: null }, { keyParallelism: 2 });
+      expect((await d.claim(POOL, claimBy("a", 10))).claimed.map((r) => r.id)).toEqual([rows[1]!.id]);
+      await d.ensurePool(POOL, { maxParallelism: 10, logLevel: "REPORT", keyParallelism: null }, { keyParallelism: null });
+      expect((await d.claim(POOL, claimBy("a", 10))).claimed.map((r) => r.id)).toEqual([rows[2]!.id, rows[3]!.id]);
+    });
+
+    test("insertWork resolves a unique key to the pending work that has it: kept, or replaced", async () => {
+      const d = await driver(10);
+      const first = row(T0 + 1000, { uniqueKey: "u", args: '{"v":1}' });
+      expect(await d.insertWork([first])).toEqual([first.id]);
+      expect(await d.insertWork([row(T0, { uniqueKey: "u", args: '{"v":2}' })])).toEqual([first.id]);
+      expect((await d.readWork(POOL, [first.id]))[0]).toMatchObject({ args: '{"v":1}', runAt: T0 + 1000 });
+      const replace = row(T0, { uniqueKey: "u", onConflict: "replace", args: '{"v":3}', priority: 7, key: "k" });
+      expect(await d.insertWork([replace])).toEqual([first.id]);
+      expect((await d.readWork(POOL, [first.id]))[0]).toMatchObject({ args: '{"v":3}', runAt: T0, priority: 7, key: "k" });
+      // Started: the key is free again.
+      await d.claim(POOL, claimBy("a", 10));
+      const again = row(T0, { uniqueKey: "u" });
+      expect(await d.insertWork([again])).toEqual([again.id]);
+      expect((await d.counts(POOL, T0)).pending).toBe(1);
+    });
 
     test("claim takes at most the pool's free slots, across workers, in (run_at, id) order", async () => {
       const d = await driver(3);
@@ -71,7 +170,7 @@ export function defineDriverContract<Tx>(harness: StoreHarness<Tx>): void {
       const res = await d.claim(POOL, claimBy("a", 10));
       expect(res.claimed).toEqual([]);
       expect(res.nextRunAt).toBe(T0 + 5000);
-      expect(res.config).toEqual({ maxParallelism: 10, logLevel: "REPORT" });
+      expect(res.config).toEqual({ maxParallelism: 10, logLevel: "REPORT", keyParallelism: null });
     });
 
     test("release hands back only the attempt it names, without counting it", async () => {
@@ -174,6 +273,20 @@ export function defineDriverContract<Tx>(harness: StoreHarness<Tx>): void {
       expect(rows.get(ok.id)).toMatchObject({ state: "finished", result: '{"kind":"success","returnValue":1}' });
       expect(rows.get(stale.id)).toMatchObject({ state: "running", attempt: 1 });
       expect(rows.get(canceled.id)).toMatchObject({ state: "finished", result: '{"kind":"canceled"}' });
+    });
+
+    test("insertAndClaim claims keyed work only while its key is under the limit", async (ctx) => {
+      const d = await driver(10, 1);
+      if (!d.insertAndClaim) return ctx.skip(`the ${d.dialect} driver has no insertAndClaim (enqueue and claim are two transactions)`);
+      expect(await d.insertAndClaim(row(T0, { key: "k" }), claimBy("a", 1))).toMatchObject({ state: "running", key: "k" });
+      expect(await d.insertAndClaim(row(T0, { key: "k" }), claimBy("a", 1))).toBeNull();
+      // The waiting row is due, so other new work waits its turn too.
+      expect(await d.insertAndClaim(row(T0, { key: "other" }), claimBy("a", 1))).toBeNull();
+      expect((await d.claim(POOL, claimBy("a", 10))).claimed.map((r) => r.key)).toEqual(["other"]);
+      expect(await d.insertAndClaim(row(T0, { key: "third", priority: -3 }), claimBy("a", 1))).toMatchObject({
+        priority: -3,
+        key: "third",
+      });
     });
 
     test("insertAndClaim claims new work only when a slot is free and no other due work waits", async (ctx) => {

@@ -77,9 +77,10 @@ const CASES: { name: string; retry: NewWork["retry"]; outcome: AttemptOutcome; a
 
 /** Inserts one row per case in `pool`, claims them, applies each case's `before`; returns the claimed rows. */
 async function prepare(driver: Driver<PoolClient>, pool: string): Promise<WorkRow[]> {
-  await driver.ensurePool(pool, { maxParallelism: 100, logLevel: "REPORT" }, {});
+  await driver.ensurePool(pool, { maxParallelism: 100, logLevel: "REPORT", keyParallelism: null }, {});
   const rows: NewWork[] = CASES.map((c, i) => ({
-    id: `${newWorkId(T0).slice(0, 24)}${String(i).padStart(2, "0")}`,
+    // Ids made in one millisecond increase: the rows sort in case order.
+    id: newWorkId(T0),
     pool,
     kind: "action",
     fnName: "job",
@@ -91,6 +92,10 @@ async function prepare(driver: Driver<PoolClient>, pool: string): Promise<WorkRo
     timeoutMs: null,
     onComplete: null,
     context: null,
+    priority: 0,
+    key: null,
+    uniqueKey: null,
+    onConflict: "keep",
   }));
   await driver.insertWork(rows);
   const claimed = (await driver.claim(pool, { workerId: "w", now: T0, leaseUntil: T0 + 1000, limit: 100 })).claimed;

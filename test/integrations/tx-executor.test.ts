@@ -66,6 +66,22 @@ describe("PostgreSQL store", () => {
     }
   });
 
+  test("a uniqueKey through an executor keeps or replaces the pending work, inside the transaction", async () => {
+    const { pool, ping, appPool } = await setup();
+    const client = await appPool.connect();
+    try {
+      await client.query("BEGIN");
+      const first = await pool.enqueueAction(ping, { n: 1 }, { tx: pgExecutor(client), uniqueKey: "u" });
+      const kept = await pool.enqueueAction(ping, { n: 2 }, { tx: pgExecutor(client), uniqueKey: "u" });
+      const replaced = await pool.enqueueAction(ping, { n: 3 }, { tx: pgExecutor(client), uniqueKey: "u", onConflict: "replace" });
+      await client.query("COMMIT");
+      expect([kept, replaced]).toEqual([first, first]);
+      await expectWorkRuns(pool, first, { pong: 3 });
+    } finally {
+      client.release();
+    }
+  });
+
   test("an executor with no transaction open (autocommit) is refused, and nothing is written", async () => {
     const { pool, ping, appPool, workRows } = await setup();
     const err = await pool.enqueueAction(ping, { n: 1 }, { tx: pgExecutor(appPool) }).catch((e: unknown) => e);
@@ -138,6 +154,17 @@ describe("SQLite store", () => {
     expect(new Set((await pool.statusBatch(many)).map((s) => s.state))).toEqual(new Set(["pending"]));
     expect(connection.prepare("SELECT count(*) AS n FROM workpool_work").get()).toEqual({ n: 1202 });
     expect((await pool.status(kept)).state).toBe("pending");
+  });
+
+  test("a uniqueKey through an executor keeps or replaces the pending work, inside the transaction", async () => {
+    const { pool, ping, connection } = setup();
+    connection.exec("BEGIN");
+    const first = await pool.enqueueAction(ping, { n: 1 }, { tx: sqliteExecutor(connection), uniqueKey: "u" });
+    const kept = await pool.enqueueAction(ping, { n: 2 }, { tx: sqliteExecutor(connection), uniqueKey: "u" });
+    const replaced = await pool.enqueueAction(ping, { n: 3 }, { tx: sqliteExecutor(connection), uniqueKey: "u", onConflict: "replace" });
+    connection.exec("COMMIT");
+    expect([kept, replaced]).toEqual([first, first]);
+    await expectWorkRuns(pool, first, { pong: 3 });
   });
 
   test("an executor with no transaction open is refused, leaves none open, and writes nothing", async () => {

@@ -35,6 +35,10 @@ async function setup(maxParallelism = 2) {
     timeoutMs: null,
     onComplete: null,
     context: null,
+    priority: 0,
+    key: null,
+    uniqueKey: null,
+    onConflict: "keep",
   });
   const claim: ClaimOptions = { workerId: "w", now: T0, leaseUntil: T0 + 30_000, limit: 1 };
   return { schema, store, driver, pool, job, clock, newRow, claim };

@@ -30,6 +30,10 @@ function row(overrides: Partial<NewWork> = {}): NewWork {
     timeoutMs: 2000,
     onComplete: "done",
     context: '{"c":"x"}',
+    priority: 3,
+    key: "user-1",
+    uniqueKey: null,
+    onConflict: "keep",
     ...overrides,
   };
 }
@@ -60,6 +64,10 @@ async function stored(rows: NewWork[]): Promise<NewWork[]> {
       timeoutMs: w.timeoutMs,
       onComplete: w.onComplete,
       context: w.context,
+      priority: w.priority,
+      key: w.key,
+      uniqueKey: null,
+      onConflict: "keep",
     };
   });
 }
@@ -75,6 +83,7 @@ test("a batch whose rows differ in other columns takes the per-column form and s
     row(),
     row({ kind: "mutation", fnName: "other", name: null, retry: null, timeoutMs: null, onComplete: null, context: null }),
     row({ runAt: T0 + 9000, enqueuedAt: T0 + 1 }),
+    row({ priority: -1000, key: null }),
     // Equal retry settings in another object: compared by identity, so not shared.
     row({ retry: { ...retry } }),
   ];

@@ -20,11 +20,18 @@ test("eight stores migrating a new schema at the same moment create it once", as
     const rows = await adminQuery<{ version: number; name: string }>(`SELECT version, name FROM "${schema}".migrations ORDER BY version`);
     expect(rows).toEqual(postgresMigrations().map((m) => ({ version: m.version, name: m.name })));
     const tables = await adminQuery<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = $1 ORDER BY 1", [schema]);
-    expect(tables.map((r) => r.t)).toEqual(["leaders", "migrations", "pools", "stats", "work"]);
+    expect(tables.map((r) => r.t)).toEqual(["freed_keys", "leaders", "migrations", "pools", "stats", "work"]);
     // claim() returns one row of the columns rows.ts reads; none for a pool without config.
-    const claim = await stores[0]!.pool.query(`SELECT * FROM "${schema}".claim('no-such-pool', 'w', 0, 0, 0, NULL, NULL)`);
+    const claim = await stores[0]!.pool.query(`SELECT * FROM "${schema}".claim('no-such-pool', 'w', 0, 0, 0, NULL, NULL, NULL)`);
     expect(claim.rows).toEqual([]);
-    expect(claim.fields.map((f) => f.name)).toEqual(["max_parallelism", "log_level", "running_count", "next_run_at", "claimed"]);
+    expect(claim.fields.map((f) => f.name)).toEqual([
+      "max_parallelism",
+      "log_level",
+      "key_parallelism",
+      "running_count",
+      "next_run_at",
+      "claimed",
+    ]);
     // Once more on a migrated schema: nothing changes.
     await Promise.all(stores.map((s) => s.migrate()));
     expect(await adminQuery(`SELECT version FROM "${schema}".migrations`)).toHaveLength(postgresMigrations().length);

@@ -16,11 +16,15 @@ import { DATABASE_URL, adminQuery, freshStore, useCleanups, useSharedServer } fr
 useSharedServer();
 const cleanups = useCleanups();
 
-test("claim(), complete() and enqueue_claim() use no sequential scan after their plans were cached on an empty table", async () => {
+test("claim(), complete() and enqueue_claim() use no sequential scan after their plans were cached on an empty table, with and without a per-key limit", async () => {
   const { schema, store } = freshStore(cleanups);
   const pool = new Workpool(store, { name: "p", clock: new ManualClock(T0), logger: quietLogger, maxParallelism: 5 });
   const job = pool.defineAction("job", (_c, n: number) => n);
   await pool.configure({ maxParallelism: 5 });
+  // And a pool with a per-key limit, whose claims walk and park keyed work.
+  const keyed = new Workpool(store, { name: "q", clock: new ManualClock(T0), logger: quietLogger, maxParallelism: 5 });
+  const keyedJob = keyed.defineAction("job", (_c, n: number) => n);
+  await keyed.configure({ maxParallelism: 5, keyParallelism: 1 });
   // The statistics now say the table is empty: zero rows on zero pages.
   await adminQuery(`VACUUM ANALYZE "${schema}".work`);
 
@@ -28,31 +32,33 @@ test("claim(), complete() and enqueue_claim() use no sequential scan after their
   await client.connect();
   cleanups.push(() => client.end());
   const s = `"${schema}"`;
-  const claim = (limit: number) =>
-    client.query<{ claimed: unknown[] | null }>(`SELECT claimed FROM ${s}.claim('p', 'w', $1, $2, $3, NULL, NULL)`, [
+  const claim = (limit: number, name = "p") =>
+    client.query<{ claimed: unknown[] | null }>(`SELECT claimed FROM ${s}.claim($4, 'w', $1, $2, $3, NULL, NULL, NULL)`, [
       T0,
       T0 + 30_000,
       limit,
+      name,
     ]);
-  const complete = (ids: string[], limit: number) =>
+  const complete = (ids: string[], limit: number, name = "p") =>
     client.query<{ stale: string[]; claimed: unknown[] | null }>(
-      `SELECT stale, claimed FROM ${s}.complete('p', $1, '{}', $2, 'ch', 'w', $3, $4, NULL, NULL)`,
-      [JSON.stringify(Object.fromEntries(ids.map((id) => [id, [1, "success", "{}", null]]))), T0, T0 + 30_000, limit],
+      `SELECT stale, claimed FROM ${s}.complete($5, $1, '{}', $2, 'ch', 'w', $3, $4, NULL, NULL, NULL)`,
+      [JSON.stringify(Object.fromEntries(ids.map((id) => [id, [1, "success", "{}", null]]))), T0, T0 + 30_000, limit, name],
     );
-  const enqueueClaim = () =>
-    client.query(`SELECT ${s}.enqueue_claim($1, 'p', 'action', 'job', NULL, '1', $2, $2, NULL, NULL, NULL, NULL, 'ch', 'w', $2, $3)`, [
-      newWorkId(T0),
-      T0,
-      T0 + 30_000,
-    ]);
+  const enqueueClaim = (name = "p", key: string | null = null) =>
+    client.query(
+      `SELECT ${s}.enqueue_claim($1, $4, 'action', 'job', NULL, '1', $2, $2, NULL, NULL, NULL, NULL, 0, $5, 'ch', 'w', $2, $3)`,
+      [newWorkId(T0), T0, T0 + 30_000, name, key],
+    );
   // Ten runs each on the empty table: more than the five custom plans PostgreSQL makes
   // before it settles on a cached generic plan.
   for (let i = 0; i < 10; i++) {
-    await claim(5);
-    await complete([], 5);
-    await client.query("BEGIN");
-    await enqueueClaim();
-    await client.query("ROLLBACK");
+    for (const name of ["p", "q"]) {
+      await claim(5, name);
+      await complete([], 5, name);
+      await client.query("BEGIN");
+      await enqueueClaim(name, name === "q" ? "k" : null);
+      await client.query("ROLLBACK");
+    }
   }
 
   // A backlog arrives; nothing has told this connection to plan again.
@@ -68,6 +74,20 @@ test("claim(), complete() and enqueue_claim() use no sequential scan after their
   expect(completed.rows[0]!.stale).toEqual([]);
   expect(completed.rows[0]!.claimed).toHaveLength(5);
   await enqueueClaim();
+  // The keyed pool: 500 rows of 5 keys, a claim that takes one of each and parks the
+  // rest it walks past, then results that free the keys and claim again.
+  for (let k = 0; k < 5; k++) {
+    await keyed.enqueueActionBatch(
+      keyedJob,
+      Array.from({ length: 100 }, (_, i) => i),
+      { key: `k${k}`, priority: k % 2 },
+    );
+  }
+  const keyedClaim = await claim(5, "q");
+  expect(keyedClaim.rows[0]!.claimed).toHaveLength(5);
+  const keyedIds = (keyedClaim.rows[0]!.claimed as [string][]).map((r) => r[0]);
+  expect((await complete(keyedIds, 5, "q")).rows[0]!.claimed).toHaveLength(5);
+  await enqueueClaim("q", "k9");
   // This transaction's own scans of the table, counted by the server.
   const scans = await client.query<{ seq_scan: string; idx_scan: string }>(
     "SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relid = $1::regclass",

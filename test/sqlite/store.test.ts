@@ -56,7 +56,7 @@ test("a database with a newer schema than this code is refused with a clear erro
   const store = sqliteStore({ filename: tmp.path });
   store.db.prepare("INSERT INTO workpool_migrations (version, name, applied_at) VALUES (99, '099_future', 0)").run();
   void store.close();
-  expect(() => sqliteStore({ filename: tmp.path })).toThrow(/schema is at version 99, but this version of workpool knows only up to 1/);
+  expect(() => sqliteStore({ filename: tmp.path })).toThrow(/schema is at version 99, but this version of workpool knows only up to 2/);
 });
 
 test("a file made by an unreleased development build is refused with a clear error, and nothing in it changes", () => {
@@ -100,9 +100,9 @@ test("opening the same file twice migrates once", async () => {
   cleanups.push(() => tmp.remove());
   const a = sqliteStore({ filename: tmp.path });
   const b = sqliteStore({ filename: tmp.path });
-  expect((a.db.prepare("SELECT count(*) AS n FROM workpool_migrations").get() as { n: number }).n).toBe(1);
+  expect((a.db.prepare("SELECT count(*) AS n FROM workpool_migrations").get() as { n: number }).n).toBe(2);
   await b.migrate();
-  expect((a.db.prepare("SELECT count(*) AS n FROM workpool_migrations").get() as { n: number }).n).toBe(1);
+  expect((a.db.prepare("SELECT count(*) AS n FROM workpool_migrations").get() as { n: number }).n).toBe(2);
   await a.close();
   await b.close();
 });

@@ -15,6 +15,13 @@ describe("work ids", () => {
     expect(isWorkId(42)).toBe(false);
     expect(isWorkId("0".repeat(25) + "U")).toBe(false); // U is not in the alphabet
   });
+
+  test("made in one millisecond, they increase in the order they are made", () => {
+    const t = Date.UTC(2031, 5, 6, 7, 8, 9, 10);
+    const ids = Array.from({ length: 500 }, () => newWorkId(t));
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(500);
+  });
 });
 
 describe("ManualClock", () => {

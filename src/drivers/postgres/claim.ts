@@ -15,15 +15,16 @@ import type { Statements } from "./statements.js";
  */
 export const WALK_FROM_HEAD_EVERY_MS = 100;
 
-/** A claim's key: the (run_at, id) to take due rows after first, or nulls to walk from the head. */
-export type ClaimKey = [runAt: number | null, id: string | null];
+/** A claim's key: the (priority, run_at, id) to take due rows after first, or nulls to walk from the head. */
+export type ClaimKey = [priority: number | null, runAt: number | null, id: string | null];
 
 /** The key that makes a claim walk the pending index from its head. */
-export const FROM_HEAD: ClaimKey = [null, null];
+export const FROM_HEAD: ClaimKey = [null, null, null];
 
 /**
  * Per pool, the key of the last work this process claimed, passed to the next claim so it
- * starts its walk of the pending index there instead of at the head, past the dead
+ * starts its walk of the pending index there (within that work's priority, when no work
+ * of a lower priority is pending) instead of at the head, past the dead
  * entries that earlier claims left (see claim() in schema.sql). At least every
  * {@link WALK_FROM_HEAD_EVERY_MS} a claim passes no key and walks from the head.
  *
@@ -31,7 +32,7 @@ export const FROM_HEAD: ClaimKey = [null, null];
  * one (its claim rolled back, another process claimed past it) costs at most a walk.
  */
 export class ClaimKeys {
-  private readonly pools = new Map<string, { runAt: number; id: string; fromHeadAt: number }>();
+  private readonly pools = new Map<string, { priority: number; runAt: number; id: string; fromHeadAt: number }>();
 
   /** The key for a claim of `pool` at `now` (the claim's clock time). */
   next(pool: string, now: number): ClaimKey {
@@ -42,7 +43,7 @@ export class ClaimKeys {
       key.fromHeadAt = now;
       return FROM_HEAD;
     }
-    return [key.runAt, key.id];
+    return [key.priority, key.runAt, key.id];
   }
 
   /** Records what a claim of `pool` at `now` took: the key moves to the last of it. */
@@ -50,10 +51,10 @@ export class ClaimKeys {
     let key = this.pools.get(pool);
     for (const row of claimed) {
       if (!key) {
-        key = { runAt: row.runAt, id: row.id, fromHeadAt: now };
+        key = { priority: row.priority, runAt: row.runAt, id: row.id, fromHeadAt: now };
         this.pools.set(pool, key);
-      } else if (row.runAt > key.runAt || (row.runAt === key.runAt && row.id > key.id)) {
-        // Ids are ASCII, so JavaScript's order is the index's ("C" collation).
+      } else if (isAfter(row, key)) {
+        key.priority = row.priority;
         key.runAt = row.runAt;
         key.id = row.id;
       }
@@ -61,15 +62,22 @@ export class ClaimKeys {
   }
 }
 
+/** Whether `row` comes after `key` in claim order. Ids are ASCII, so JavaScript's order is the index's ("C" collation). */
+function isAfter(row: WorkRow, key: { priority: number; runAt: number; id: string }): boolean {
+  if (row.priority !== key.priority) return row.priority > key.priority;
+  return row.runAt > key.runAt || (row.runAt === key.runAt && row.id > key.id);
+}
+
 /** Claims due work of `pool` on `db` (the pool, or a client inside BEGIN). */
 export async function claimOn(db: Queryable, stmts: Statements, keys: ClaimKeys, pool: string, opts: ClaimOptions): Promise<ClaimResult> {
-  const [afterRunAt, afterId] = keys.next(pool, opts.now);
+  const [afterPriority, afterRunAt, afterId] = keys.next(pool, opts.now);
   const { rows } = await run<PgClaimRow>(db, stmts.claim, [
     pool,
     opts.workerId,
     opts.now,
     opts.leaseUntil,
     opts.limit,
+    afterPriority,
     afterRunAt,
     afterId,
   ]);

@@ -27,7 +27,7 @@ export async function completeOn(
   now: number,
   claim: ClaimOptions | null,
 ): Promise<CompleteResult> {
-  const [afterRunAt, afterId] = claim ? keys.next(pool, claim.now) : FROM_HEAD;
+  const [afterPriority, afterRunAt, afterId] = claim ? keys.next(pool, claim.now) : FROM_HEAD;
   const { rows } = await run<PgCompleteRow>(db, stmts.complete, [
     pool,
     outcomesJson(writes),
@@ -37,6 +37,7 @@ export async function completeOn(
     claim?.workerId ?? "",
     claim?.leaseUntil ?? 0,
     claim?.limit ?? 0,
+    afterPriority,
     afterRunAt,
     afterId,
   ]);

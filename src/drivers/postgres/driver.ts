@@ -193,9 +193,15 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
       seed.logLevel,
       overrides.maxParallelism ?? null,
       overrides.logLevel ?? null,
+      seed.keyParallelism,
+      overrides.keyParallelism !== undefined,
+      overrides.keyParallelism ?? null,
     ]);
+    // Work parked at the old per-key limit may have room under the new one. After the pool
+    // row's update, which waited for every claim that read the old limit to commit.
+    if (overrides.keyParallelism !== undefined) await run(this.app, this.stmts.unparkAll, [pool]);
     // A changed limit concerns workers in every process (a raised one frees slots).
-    if (overrides.maxParallelism !== undefined || overrides.logLevel !== undefined) {
+    if (overrides.maxParallelism !== undefined || overrides.logLevel !== undefined || overrides.keyParallelism !== undefined) {
       await run(this.app, this.stmts.notify, [this.channel, pool]);
     }
     return toPoolConfig(rows[0]!);
@@ -212,20 +218,22 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
    * runs on the caller's client inside their transaction, and the work and its
    * notification exist only if they commit.
    */
-  async insertWork(rows: readonly NewWork[], tx?: PoolClient | TransactionExecutor): Promise<void> {
-    if (!rows.length) return;
+  async insertWork(rows: readonly NewWork[], tx?: PoolClient | TransactionExecutor): Promise<string[]> {
+    if (!rows.length) return [];
+    if (rows[0]!.uniqueKey !== null) return [await this.insertUnique(rows, tx)];
     const { form, params } = insertParams(rows);
     const { notifying, quiet } = insertStatements(this.stmts, form);
+    const ids = rows.map((r) => r.id);
     if (tx !== undefined) {
       this.checkOpen();
       await run(await this.txChecker.check(tx), notifying, [...params, this.channel]);
-      return;
+      return ids;
     }
     const joined = this.joined();
     // Inside a handler's transaction: it commits later, with the handler's writes.
     if (joined) {
       await run(joined.ops.tx, notifying, [...params, this.channel]);
-      return;
+      return ids;
     }
     // Every row of one enqueue belongs to one pool.
     const pool = rows[0]!.pool;
@@ -242,6 +250,17 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
       await run(this.db, quiet, params);
       this.notifier.committedQuietly(pool);
     }
+    return ids;
+  }
+
+  /** One row with a unique key: one upsert statement (see insertUniqueKeep in statements.ts). Returns the id it resolved to. */
+  private async insertUnique(rows: readonly NewWork[], tx?: PoolClient | TransactionExecutor): Promise<string> {
+    if (rows.length !== 1) throw new Error("workpool: a row with a uniqueKey is inserted alone");
+    const row = rows[0]!;
+    const db = tx !== undefined ? (this.checkOpen(), await this.txChecker.check(tx)) : (this.joined()?.ops.tx ?? this.db);
+    const stmt = row.onConflict === "replace" ? this.stmts.insertUniqueReplace : this.stmts.insertUniqueKeep;
+    const { rows: out } = await run<{ id: string }>(db, stmt, [...insertParams(rows).params, this.channel]);
+    return out[0]!.id;
   }
 
   /** One statement in autocommit: see enqueue_claim() in schema.sql. */
@@ -250,7 +269,8 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
       await this.insertWork([row]);
       return null;
     }
-    const params = [...insertParams([row]).params, this.channel, claim.workerId, claim.now, claim.leaseUntil];
+    // The columns but the unique key, which rows taking this path do not have.
+    const params = [...insertParams([row]).params.slice(0, 14), this.channel, claim.workerId, claim.now, claim.leaseUntil];
     const { rows } = await run<{ claimed: boolean }>(this.db, this.stmts.enqueueClaim, params);
     return rows[0]?.claimed ? claimedRow(row, 1, false, claim) : null;
   }

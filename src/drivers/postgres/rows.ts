@@ -3,7 +3,16 @@
  * as a string (it may not fit a JS number); every BIGINT here is an epoch-ms time or a
  * counter well below 2^53, so Number() is exact.
  */
-import type { ClaimOptions, ClaimResult, NewWork, OnCompleteState, PoolConfig, PoolStats, WorkRow } from "../../driver/driver.js";
+import type {
+  ClaimOptions,
+  ClaimResult,
+  NewWork,
+  OnCompleteState,
+  PoolConfig,
+  PoolStats,
+  WorkFields,
+  WorkRow,
+} from "../../driver/driver.js";
 import type { LogLevel } from "../../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
 
@@ -36,12 +45,15 @@ export interface PgWorkRow {
   oc_attempts: number;
   oc_run_at: BigIntText | null;
   oc_error: string | null;
+  priority: number;
+  key: string | null;
 }
 
 /** A row of the pools table. */
 export interface PgPoolRow {
   max_parallelism: number;
   log_level: string;
+  key_parallelism: number | null;
 }
 
 /** A row of summed stats. */
@@ -88,6 +100,8 @@ export function toWorkRow(r: PgWorkRow): WorkRow {
     ocAttempts: r.oc_attempts,
     ocRunAt: numOrNull(r.oc_run_at),
     ocError: r.oc_error,
+    priority: r.priority,
+    key: r.key,
   };
 }
 
@@ -109,6 +123,8 @@ export type PgClaimedRow = [
   onComplete: string | null,
   context: string | null,
   cancelRequested: boolean,
+  priority: number,
+  key: string | null,
 ];
 
 /**
@@ -118,6 +134,7 @@ export type PgClaimedRow = [
 export interface PgClaimRow {
   max_parallelism: number | null;
   log_level: string | null;
+  key_parallelism: number | null;
   running_count: number | null;
   next_run_at: BigIntText | null;
   claimed: PgClaimedRow[] | null;
@@ -128,7 +145,7 @@ export interface PgClaimRow {
  * with no result and no onComplete delivery yet. The claim functions send only the
  * columns they do not know this way.
  */
-export function claimedRow(work: NewWork, attempt: number, cancelRequested: boolean, opts: ClaimOptions): WorkRow {
+export function claimedRow(work: WorkFields, attempt: number, cancelRequested: boolean, opts: ClaimOptions): WorkRow {
   // Every field written out, not `...work`: a spread followed by more keys made V8 build
   // these objects through a slow path, and the drain at concurrency 100 ran at half speed.
   return {
@@ -156,13 +173,16 @@ export function claimedRow(work: NewWork, attempt: number, cancelRequested: bool
     ocAttempts: 0,
     ocRunAt: null,
     ocError: null,
+    priority: work.priority,
+    key: work.key,
   };
 }
 
 /** A row as claim() sends it, as a WorkRow. */
 function fromClaimedTuple(r: PgClaimedRow, pool: string, opts: ClaimOptions): WorkRow {
-  const [id, kind, fnName, name, args, runAt, enqueuedAt, attempt, retry, timeoutMs, onComplete, context, cancelRequested] = r;
-  const work: NewWork = {
+  const [id, kind, fnName, name, args, runAt, enqueuedAt, attempt, retry, timeoutMs, onComplete, context, cancelRequested, priority, key] =
+    r;
+  const work: WorkFields = {
     id,
     pool,
     kind: kind as WorkKind,
@@ -175,6 +195,8 @@ function fromClaimedTuple(r: PgClaimedRow, pool: string, opts: ClaimOptions): Wo
     timeoutMs,
     onComplete,
     context,
+    priority,
+    key,
   };
   return claimedRow(work, attempt, cancelRequested, opts);
 }
@@ -182,26 +204,42 @@ function fromClaimedTuple(r: PgClaimedRow, pool: string, opts: ClaimOptions): Wo
 /** Converts a claim() row for a claim of `pool` with `opts`; null when the pool has no stored config. */
 export function toClaimResult(r: PgClaimRow, pool: string, opts: ClaimOptions): ClaimResult | null {
   if (r.max_parallelism === null || r.log_level === null) return null;
-  const claimed = (r.claimed ?? []).map((c) => fromClaimedTuple(c, pool, opts)).sort(byRunAtThenId);
+  const claimed = (r.claimed ?? []).map((c) => fromClaimedTuple(c, pool, opts)).sort(byClaimOrder);
   return {
     claimed,
-    config: { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel },
+    config: { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel, keyParallelism: r.key_parallelism },
     running: (r.running_count ?? 0) + claimed.length,
     nextRunAt: numOrNull(r.next_run_at),
   };
 }
 
-/** Orders claimed rows as the claim query picked them: by run_at, then id. */
-export function byRunAtThenId(a: WorkRow, b: WorkRow): number {
-  return a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/** Orders claimed rows as the claim picked them: by priority, then run_at, then id. */
+export function byClaimOrder(a: WorkRow, b: WorkRow): number {
+  return a.priority - b.priority || a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 /** Which insert statement a batch of new work takes (see insertStatements in statements.ts). */
 export type InsertForm = "one" | "shared" | "rows";
 
-/** One row's values in the insert statements' column order ($1..$12). */
+/** One row's values in the insert statements' column order ($1..$15). */
 function columns(w: NewWork): unknown[] {
-  return [w.id, w.pool, w.kind, w.fnName, w.name, w.args, w.runAt, w.enqueuedAt, retryText(w.retry), w.timeoutMs, w.onComplete, w.context];
+  return [
+    w.id,
+    w.pool,
+    w.kind,
+    w.fnName,
+    w.name,
+    w.args,
+    w.runAt,
+    w.enqueuedAt,
+    retryText(w.retry),
+    w.timeoutMs,
+    w.onComplete,
+    w.context,
+    w.priority,
+    w.key,
+    w.uniqueKey,
+  ];
 }
 
 /** Positions of id and args among the columns: the only ones a shared batch sends as arrays. */
@@ -209,9 +247,9 @@ const ID = 0;
 const ARGS = 5;
 
 /**
- * The insert statement for `rows` and its parameters ($1..$12, in column order): a single
+ * The insert statement for `rows` and its parameters ($1..$15, in column order): a single
  * row as scalars; rows that differ only in id and args (as one enqueue call makes them)
- * as two arrays and ten scalars; any other batch as one array per column (for unnest).
+ * as two arrays and thirteen scalars; any other batch as one array per column (for unnest).
  */
 export function insertParams(rows: readonly NewWork[]): { form: InsertForm; params: unknown[] } {
   const first = rows[0]!;
@@ -238,7 +276,10 @@ function sharesColumns(a: NewWork, b: NewWork): boolean {
     a.retry === b.retry &&
     a.timeoutMs === b.timeoutMs &&
     a.onComplete === b.onComplete &&
-    a.context === b.context
+    a.context === b.context &&
+    a.priority === b.priority &&
+    a.key === b.key &&
+    a.uniqueKey === b.uniqueKey
   );
 }
 
@@ -248,7 +289,7 @@ function retryText(retry: RetryBehavior | null): string | null {
 
 /** Converts a pool row. */
 export function toPoolConfig(r: PgPoolRow): PoolConfig {
-  return { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel };
+  return { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel, keyParallelism: r.key_parallelism };
 }
 
 /** Converts summed stats. */

@@ -12,7 +12,7 @@ CREATE DOMAIN :"schema".work_kind AS text
 CREATE DOMAIN :"schema".work_state AS text
 	CONSTRAINT work_state_check CHECK ((VALUE = ANY (ARRAY['pending'::text, 'running'::text, 'finished'::text])));
 
-CREATE FUNCTION :"schema".claim(p_pool text, p_worker text, p_now bigint, p_lease_until bigint, p_limit integer, p_after_run_at bigint, p_after_id text) RETURNS TABLE(max_parallelism integer, log_level text, running_count integer, next_run_at bigint, claimed json)
+CREATE FUNCTION :"schema".claim(p_pool text, p_worker text, p_now bigint, p_lease_until bigint, p_limit integer, p_after_priority integer, p_after_run_at bigint, p_after_id text) RETURNS TABLE(max_parallelism integer, log_level text, key_parallelism integer, running_count integer, next_run_at bigint, claimed json)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     SET enable_seqscan TO 'off'
@@ -21,73 +21,67 @@ CREATE FUNCTION :"schema".claim(p_pool text, p_worker text, p_now bigint, p_leas
 DECLARE
   v_max INTEGER;
   v_level TEXT;
+  v_keys INTEGER;
   v_running INTEGER;
+  v_per_key JSONB;
   v_free INTEGER;
-  v_rows TID[];
-  v_behind TID[];
+  v_rows TID[] := '{}';
   v_claimed JSON;
   v_next BIGINT;
 BEGIN
   -- The pool's lock: claims of one pool run one at a time across every process, until the caller's
   -- transaction commits.
-  SELECT p.max_parallelism, p.log_level INTO v_max, v_level FROM :"schema".pools p WHERE p.name = p_pool FOR UPDATE;
+  SELECT p.max_parallelism, p.log_level, p.key_parallelism INTO v_max, v_level, v_keys
+  FROM :"schema".pools p WHERE p.name = p_pool FOR UPDATE;
   IF NOT FOUND THEN
     RETURN;
   END IF;
   -- Each statement of a VOLATILE function takes a fresh snapshot under READ COMMITTED, so this count
   -- includes every claim committed before the lock was granted. Results commit without the pool lock,
-  -- so the count is exact or too high, never too low.
+  -- so the count is exact or too high, never too low (too high for a key: the result's transaction
+  -- notes the key in freed_keys, and the next claim gives its parked work back).
   SELECT count(*)::int INTO v_running FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'running';
   v_free := greatest(0, least(p_limit, v_max - v_running));
-  -- Due rows after the caller's key: the index scan starts there, past the dead entries that claims
-  -- leave at the head until a vacuum (walking them cost about 0.2 ms of a 1 ms claim).
-  IF v_free > 0 AND p_after_id IS NOT NULL THEN
-    SELECT array_agg(s.ctid) INTO v_rows FROM (
-      SELECT w.ctid FROM :"schema".work w
-      WHERE w.pool = p_pool AND w.state = 'pending' AND w.run_at <= p_now
-        AND (w.run_at, w.id) > (p_after_run_at, p_after_id)
-      ORDER BY w.run_at, w.id
-      LIMIT v_free
-      FOR UPDATE SKIP LOCKED) s;
+  IF v_keys IS NULL THEN
+    -- Nothing is parked without a per-key limit: the keys the trigger noted are of no use.
+    DELETE FROM :"schema".freed_keys f WHERE f.pool = p_pool;
+    IF v_free > 0 THEN
+      v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
+    END IF;
+  ELSE
+    SELECT coalesce(jsonb_object_agg(k.key, k.n), '{}') INTO v_per_key FROM (
+      SELECT w.key, count(*) AS n FROM :"schema".work w
+      WHERE w.pool = p_pool AND w.state = 'running' AND w.key IS NOT NULL GROUP BY w.key) k;
+    PERFORM :"schema".unpark_freed(p_pool, v_keys, v_per_key);
+    IF v_free > 0 THEN
+      v_rows := :"schema".pick_keyed(p_pool, p_now, v_free, v_keys, v_per_key);
+    END IF;
   END IF;
-  -- The rest from the head, up to the key (the rows after it are taken or locked). Rows
-  -- this transaction locked above are not skipped by SKIP LOCKED, hence the bound.
-  IF coalesce(cardinality(v_rows), 0) < v_free THEN
-    SELECT array_agg(s.ctid) INTO v_behind FROM (
-      SELECT w.ctid FROM :"schema".work w
-      WHERE w.pool = p_pool AND w.state = 'pending' AND w.run_at <= p_now
-        AND (p_after_id IS NULL OR (w.run_at, w.id) <= (p_after_run_at, p_after_id))
-      ORDER BY w.run_at, w.id
-      LIMIT v_free - coalesce(cardinality(v_rows), 0)
-      FOR UPDATE SKIP LOCKED) s;
-    -- array_cat treats a NULL array as empty; both NULL stays NULL (nothing claimed).
-    v_rows := v_rows || v_behind;
-  END IF;
-  IF v_rows IS NOT NULL THEN
+  IF cardinality(v_rows) > 0 THEN
     WITH c AS (
       UPDATE :"schema".work w
-      SET state = 'running', attempt = w.attempt + 1, worker_id = p_worker, lease_until = p_lease_until, started_at = p_now
+      SET state = 'running', attempt = w.attempt + 1, worker_id = p_worker, lease_until = p_lease_until, started_at = p_now,
+          unique_key = NULL
       WHERE w.ctid = ANY(v_rows)
       RETURNING w.id, w.kind, w.fn_name, w.name, w.args, w.run_at, w.enqueued_at, w.attempt, w.retry, w.timeout_ms,
-                w.on_complete, w.context, w.cancel_requested)
+                w.on_complete, w.context, w.cancel_requested, w.priority, w.key)
     -- Arrays rather than objects: no key names to build, send and parse. The caller knows the other
     -- columns of a claimed row (its pool, worker, lease and time; no result or delivery yet).
     SELECT json_agg(json_build_array(c.id, c.kind, c.fn_name, c.name, c.args, c.run_at, c.enqueued_at, c.attempt,
-                                     c.retry, c.timeout_ms, c.on_complete, c.context, c.cancel_requested))
+                                     c.retry, c.timeout_ms, c.on_complete, c.context, c.cancel_requested, c.priority, c.key))
     INTO v_claimed FROM c;
   END IF;
   -- The earliest remaining run_at, which the caller sleeps until, only when the claim ran out of due
   -- work: a full claim is followed by another anyway. After the update, so the rows just claimed are no
-  -- longer pending; ORDER BY ... LIMIT 1 rather than min(), so a plan made on an empty table reads one
-  -- index entry.
-  IF coalesce(cardinality(v_rows), 0) < v_free THEN
-    SELECT w.run_at INTO v_next FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'pending' ORDER BY w.run_at LIMIT 1;
+  -- longer pending.
+  IF cardinality(v_rows) < v_free THEN
+    v_next := :"schema".next_run_at(p_pool);
   END IF;
-  RETURN QUERY SELECT v_max, v_level, v_running, v_next, v_claimed;
+  RETURN QUERY SELECT v_max, v_level, v_keys, v_running, v_next, v_claimed;
 END
 $$;
 
-CREATE FUNCTION :"schema".complete(p_pool text, p_outcomes jsonb, p_canceled_result text, p_now bigint, p_channel text, p_worker text, p_lease_until bigint, p_limit integer, p_after_run_at bigint, p_after_id text) RETURNS TABLE(stale text[], canceled text[], max_parallelism integer, log_level text, running_count integer, next_run_at bigint, claimed json)
+CREATE FUNCTION :"schema".complete(p_pool text, p_outcomes jsonb, p_canceled_result text, p_now bigint, p_channel text, p_worker text, p_lease_until bigint, p_limit integer, p_after_priority integer, p_after_run_at bigint, p_after_id text) RETURNS TABLE(stale text[], canceled text[], max_parallelism integer, log_level text, key_parallelism integer, running_count integer, next_run_at bigint, claimed json)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     SET enable_seqscan TO 'off'
@@ -145,19 +139,37 @@ BEGIN
   v_stale := ARRAY(SELECT i FROM unnest(v_ids) i WHERE i <> ALL(coalesce(v_applied, '{}')));
   IF p_limit > 0 THEN
     -- A LEFT JOIN: should the pool's config be gone, the ids not written still come back.
-    RETURN QUERY SELECT v_stale, coalesce(v_canceled, '{}'), c.max_parallelism, c.log_level,
+    RETURN QUERY SELECT v_stale, coalesce(v_canceled, '{}'), c.max_parallelism, c.log_level, c.key_parallelism,
                         c.running_count, c.next_run_at, c.claimed
                  FROM (SELECT 1) one
                  LEFT JOIN LATERAL :"schema".claim(p_pool, p_worker, p_now, p_lease_until, p_limit,
-                                                   p_after_run_at, p_after_id) c ON TRUE;
+                                                   p_after_priority, p_after_run_at, p_after_id) c ON TRUE;
   ELSE
-    RETURN QUERY SELECT v_stale, coalesce(v_canceled, '{}'), NULL::INTEGER, NULL::TEXT, NULL::INTEGER,
+    RETURN QUERY SELECT v_stale, coalesce(v_canceled, '{}'), NULL::INTEGER, NULL::TEXT, NULL::INTEGER, NULL::INTEGER,
                         NULL::BIGINT, NULL::JSON;
   END IF;
 END
 $$;
 
-CREATE FUNCTION :"schema".enqueue_claim(p_id text, p_pool text, p_kind text, p_fn_name text, p_name text, p_args text, p_run_at bigint, p_enqueued_at bigint, p_retry text, p_timeout_ms bigint, p_on_complete text, p_context text, p_channel text, p_worker text, p_now bigint, p_lease_until bigint) RETURNS boolean
+CREATE FUNCTION :"schema".due_exists(p_pool text, p_now bigint) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_prio INTEGER := :"schema".next_priority(p_pool, NULL);
+BEGIN
+  WHILE v_prio IS NOT NULL LOOP
+    IF EXISTS (SELECT 1 FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked
+               AND w.priority = v_prio AND w.run_at <= p_now) THEN
+      RETURN TRUE;
+    END IF;
+    v_prio := :"schema".next_priority(p_pool, v_prio);
+  END LOOP;
+  RETURN FALSE;
+END
+$$;
+
+CREATE FUNCTION :"schema".enqueue_claim(p_id text, p_pool text, p_kind text, p_fn_name text, p_name text, p_args text, p_run_at bigint, p_enqueued_at bigint, p_retry text, p_timeout_ms bigint, p_on_complete text, p_context text, p_priority integer, p_key text, p_channel text, p_worker text, p_now bigint, p_lease_until bigint) RETURNS boolean
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     SET enable_seqscan TO 'off'
@@ -165,22 +177,29 @@ CREATE FUNCTION :"schema".enqueue_claim(p_id text, p_pool text, p_kind text, p_f
 #variable_conflict use_column
 DECLARE
   v_max INTEGER;
+  v_keys INTEGER;
   v_running INTEGER;
   v_claim BOOLEAN := FALSE;
 BEGIN
   IF p_run_at <= p_now THEN
-    SELECT p.max_parallelism INTO v_max FROM :"schema".pools p WHERE p.name = p_pool FOR UPDATE;
+    SELECT p.max_parallelism, p.key_parallelism INTO v_max, v_keys FROM :"schema".pools p WHERE p.name = p_pool FOR UPDATE;
     IF FOUND THEN
       SELECT count(*)::int INTO v_running FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'running';
       IF v_running < v_max THEN
-        v_claim := NOT EXISTS (SELECT 1 FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'pending' AND w.run_at <= p_now);
+        v_claim := NOT :"schema".due_exists(p_pool, p_now);
+        -- Under a per-key limit: the key has room, and no freed key's parked work waits for its turn.
+        IF v_claim AND v_keys IS NOT NULL THEN
+          v_claim := NOT EXISTS (SELECT 1 FROM :"schema".freed_keys f WHERE f.pool = p_pool)
+            AND (p_key IS NULL OR (SELECT count(*) FROM :"schema".work w
+                                   WHERE w.pool = p_pool AND w.state = 'running' AND w.key = p_key) < v_keys);
+        END IF;
       END IF;
     END IF;
   END IF;
   INSERT INTO :"schema".work (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete,
-                              context, attempt, worker_id, lease_until, started_at)
+                              context, priority, key, attempt, worker_id, lease_until, started_at)
   VALUES (p_id, p_pool, p_kind, p_fn_name, p_name, p_args, CASE WHEN v_claim THEN 'running' ELSE 'pending' END, p_run_at,
-          p_enqueued_at, p_retry, p_timeout_ms, p_on_complete, p_context, CASE WHEN v_claim THEN 1 ELSE 0 END,
+          p_enqueued_at, p_retry, p_timeout_ms, p_on_complete, p_context, p_priority, p_key, CASE WHEN v_claim THEN 1 ELSE 0 END,
           CASE WHEN v_claim THEN p_worker END, CASE WHEN v_claim THEN p_lease_until END, CASE WHEN v_claim THEN p_now END);
   IF NOT v_claim THEN
     PERFORM pg_notify(p_channel, p_pool);
@@ -189,9 +208,170 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION :"schema".next_priority(p_pool text, p_after integer) RETURNS integer
+    LANGUAGE plpgsql STABLE
+    AS $$
+#variable_conflict use_column
+BEGIN
+  IF p_after IS NULL THEN
+    RETURN (SELECT w.priority FROM :"schema".work w
+            WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked ORDER BY w.priority LIMIT 1);
+  END IF;
+  RETURN (SELECT w.priority FROM :"schema".work w
+          WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority > p_after ORDER BY w.priority LIMIT 1);
+END
+$$;
+
+CREATE FUNCTION :"schema".next_run_at(p_pool text) RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_prio INTEGER := :"schema".next_priority(p_pool, NULL);
+  v_next BIGINT;
+  v_at BIGINT;
+BEGIN
+  WHILE v_prio IS NOT NULL LOOP
+    SELECT w.run_at INTO v_at FROM :"schema".work w
+    WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio ORDER BY w.run_at LIMIT 1;
+    v_next := least(v_next, v_at);
+    v_prio := :"schema".next_priority(p_pool, v_prio);
+  END LOOP;
+  RETURN v_next;
+END
+$$;
+
+CREATE FUNCTION :"schema".note_freed_key() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  INSERT INTO :"schema".freed_keys (pool, key) VALUES (OLD.pool, OLD.key) ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION :"schema".pick_keyed(p_pool text, p_now bigint, p_free integer, p_limit integer, p_running jsonb) RETURNS tid[]
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET enable_bitmapscan TO 'off'
+    SET enable_sort TO 'off'
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_rows TID[] := '{}';
+  v_park TID[] := '{}';
+  v_taken TEXT[] := '{}';
+  v_prio INTEGER := :"schema".next_priority(p_pool, NULL);
+  r RECORD;
+BEGIN
+  WHILE v_prio IS NOT NULL AND cardinality(v_rows) < p_free LOOP
+    FOR r IN SELECT w.ctid, w.key FROM :"schema".work w
+             WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+             ORDER BY w.run_at, w.id FOR UPDATE SKIP LOCKED LOOP
+      IF r.key IS NULL
+         OR coalesce((p_running ->> r.key)::INTEGER, 0) + cardinality(array_positions(v_taken, r.key)) < p_limit THEN
+        v_rows := v_rows || r.ctid;
+        IF r.key IS NOT NULL THEN
+          v_taken := v_taken || r.key;
+        END IF;
+        EXIT WHEN cardinality(v_rows) >= p_free;
+      ELSE
+        v_park := v_park || r.ctid;
+      END IF;
+    END LOOP;
+    v_prio := :"schema".next_priority(p_pool, v_prio);
+  END LOOP;
+  IF cardinality(v_park) > 0 THEN
+    UPDATE :"schema".work w SET parked = TRUE WHERE w.ctid = ANY(v_park);
+  END IF;
+  RETURN v_rows;
+END
+$$;
+
+CREATE FUNCTION :"schema".pick_plain(p_pool text, p_now bigint, p_free integer, p_after_priority integer, p_after_run_at bigint, p_after_id text) RETURNS tid[]
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_rows TID[] := '{}';
+  v_prio INTEGER;
+BEGIN
+  IF p_after_id IS NOT NULL AND NOT EXISTS (
+      SELECT 1 FROM :"schema".work w
+      WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority < p_after_priority) THEN
+    v_prio := p_after_priority;
+  ELSE
+    v_prio := :"schema".next_priority(p_pool, NULL);
+  END IF;
+  WHILE v_prio IS NOT NULL LOOP
+    IF p_after_id IS NOT NULL AND v_prio = p_after_priority THEN
+      v_rows := v_rows || ARRAY(SELECT w.ctid FROM :"schema".work w
+        WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+          AND (w.run_at, w.id) > (p_after_run_at, p_after_id)
+        ORDER BY w.run_at, w.id LIMIT p_free - cardinality(v_rows) FOR UPDATE SKIP LOCKED);
+      IF cardinality(v_rows) < p_free THEN
+        v_rows := v_rows || ARRAY(SELECT w.ctid FROM :"schema".work w
+          WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+            AND (w.run_at, w.id) <= (p_after_run_at, p_after_id)
+          ORDER BY w.run_at, w.id LIMIT p_free - cardinality(v_rows) FOR UPDATE SKIP LOCKED);
+      END IF;
+    ELSE
+      v_rows := v_rows || ARRAY(SELECT w.ctid FROM :"schema".work w
+        WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+        ORDER BY w.run_at, w.id LIMIT p_free - cardinality(v_rows) FOR UPDATE SKIP LOCKED);
+    END IF;
+    EXIT WHEN cardinality(v_rows) >= p_free;
+    v_prio := :"schema".next_priority(p_pool, v_prio);
+  END LOOP;
+  RETURN v_rows;
+END
+$$;
+
 CREATE FUNCTION :"schema".stats_shard() RETURNS integer
     LANGUAGE sql STABLE
     AS $$ SELECT pg_backend_pid() % 16 $$;
+
+CREATE FUNCTION :"schema".unpark_freed(p_pool text, p_limit integer, p_running jsonb) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_freed TEXT[];
+  v_back TEXT[];
+BEGIN
+  WITH d AS (DELETE FROM :"schema".freed_keys f WHERE f.pool = p_pool RETURNING f.key)
+  SELECT array_agg(d.key) INTO v_freed FROM d;
+  IF v_freed IS NULL THEN
+    RETURN;
+  END IF;
+  WITH back AS (
+    UPDATE :"schema".work w SET parked = FALSE
+    WHERE w.ctid = ANY(ARRAY(
+      SELECT x.ctid FROM unnest(v_freed) AS f(key)
+      CROSS JOIN LATERAL (
+        SELECT p.ctid FROM :"schema".work p
+        WHERE p.pool = p_pool AND p.key = f.key AND p.state = 'pending' AND p.parked
+        ORDER BY p.priority, p.run_at, p.id
+        LIMIT greatest(0, p_limit - coalesce((p_running ->> f.key)::INTEGER, 0))
+        FOR UPDATE SKIP LOCKED) x))
+    RETURNING w.key)
+  SELECT array_agg(back.key) INTO v_back FROM back;
+  -- Keys given back less than their room that still have parked work: some of it was locked. A LATERAL
+  -- probe with LIMIT 1 per key, where an EXISTS was planned as one scan of every parked row.
+  INSERT INTO :"schema".freed_keys (pool, key)
+  SELECT p_pool, f.key FROM unnest(v_freed) AS f(key)
+  CROSS JOIN LATERAL (
+    SELECT 1 FROM :"schema".work p WHERE p.pool = p_pool AND p.key = f.key AND p.state = 'pending' AND p.parked LIMIT 1) e
+  WHERE cardinality(array_positions(coalesce(v_back, '{}'), f.key)) < p_limit - coalesce((p_running ->> f.key)::INTEGER, 0)
+  ON CONFLICT DO NOTHING;
+END
+$$;
+
+CREATE TABLE :"schema".freed_keys (
+    pool text NOT NULL COLLATE pg_catalog."C",
+    key text NOT NULL
+);
 
 CREATE TABLE :"schema".leaders (
     pool text NOT NULL COLLATE pg_catalog."C",
@@ -208,7 +388,8 @@ CREATE TABLE :"schema".migrations (
 CREATE TABLE :"schema".pools (
     name text NOT NULL COLLATE pg_catalog."C",
     max_parallelism integer NOT NULL,
-    log_level text NOT NULL
+    log_level text NOT NULL,
+    key_parallelism integer
 );
 
 CREATE TABLE :"schema".stats (
@@ -245,9 +426,16 @@ CREATE TABLE :"schema".work (
     oc_state :"schema".on_complete_state DEFAULT 'none'::text NOT NULL,
     oc_attempts integer DEFAULT 0 NOT NULL,
     oc_run_at bigint,
-    oc_error text
+    oc_error text,
+    priority integer DEFAULT 0 NOT NULL,
+    key text,
+    unique_key text,
+    parked boolean DEFAULT false NOT NULL
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_analyze_scale_factor='0.05');
+
+ALTER TABLE ONLY :"schema".freed_keys
+    ADD CONSTRAINT freed_keys_pkey PRIMARY KEY (pool, key);
 
 ALTER TABLE ONLY :"schema".leaders
     ADD CONSTRAINT leaders_pkey PRIMARY KEY (pool);
@@ -268,6 +456,14 @@ CREATE INDEX work_finished ON :"schema".work USING btree (pool, finished_at) WHE
 
 CREATE INDEX work_on_complete ON :"schema".work USING btree (pool, oc_run_at) WHERE ((oc_state)::text = 'pending'::text);
 
-CREATE INDEX work_pending ON :"schema".work USING btree (pool, run_at, id) WHERE ((state)::text = 'pending'::text);
+CREATE INDEX work_parked ON :"schema".work USING btree (pool, key, priority, run_at, id) WHERE (((state)::text = 'pending'::text) AND parked);
+
+CREATE INDEX work_ready ON :"schema".work USING btree (pool, priority, run_at, id) WHERE (((state)::text = 'pending'::text) AND (NOT parked));
 
 CREATE INDEX work_running ON :"schema".work USING btree (pool, lease_until) WHERE ((state)::text = 'running'::text);
+
+CREATE INDEX work_running_key ON :"schema".work USING btree (pool, key) WHERE (((state)::text = 'running'::text) AND (key IS NOT NULL));
+
+CREATE UNIQUE INDEX work_unique_key ON :"schema".work USING btree (pool, unique_key) WHERE (((state)::text = 'pending'::text) AND (unique_key IS NOT NULL));
+
+CREATE TRIGGER work_key_freed AFTER UPDATE OF state ON :"schema".work FOR EACH ROW WHEN ((((old.state)::text = 'running'::text) AND ((new.state)::text <> 'running'::text) AND (old.key IS NOT NULL))) EXECUTE FUNCTION :"schema".note_freed_key();

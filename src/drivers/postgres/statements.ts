@@ -47,23 +47,29 @@ export const WORK_COLUMNS = [
   "oc_attempts",
   "oc_run_at",
   "oc_error",
+  "priority",
+  "key",
 ] as const;
 
 /** Enqueue: the insert forms and enqueue_claim(). */
 function enqueueSql(s: string) {
   const work = `${s}.work`;
-  const insertInto = `INSERT INTO ${work} (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context)`;
-  const oneRow = `$1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'pending', $7::bigint, $8::bigint, $9::text, $10::bigint, $11::text, $12::text`;
+  const insertInto = `INSERT INTO ${work} (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context,
+    priority, key, unique_key)`;
+  const oneRow = `$1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'pending', $7::bigint, $8::bigint, $9::text, $10::bigint, $11::text, $12::text,
+    $13::int, $14::text, $15::text`;
   const insertOne = `${insertInto} VALUES (${oneRow})`;
   const insertBatch = `${insertInto}
-    SELECT t.id, t.pool, t.kind, t.fn_name, t.name, t.args, 'pending', t.run_at, t.enqueued_at, t.retry, t.timeout_ms, t.on_complete, t.context
+    SELECT t.id, t.pool, t.kind, t.fn_name, t.name, t.args, 'pending', t.run_at, t.enqueued_at, t.retry, t.timeout_ms, t.on_complete, t.context,
+      t.priority, t.key, t.unique_key
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
-                $9::text[], $10::bigint[], $11::text[], $12::text[])
-      AS t(id, pool, kind, fn_name, name, args, run_at, enqueued_at, retry, timeout_ms, on_complete, context)`;
+                $9::text[], $10::bigint[], $11::text[], $12::text[], $13::int[], $14::text[], $15::text[])
+      AS t(id, pool, kind, fn_name, name, args, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)`;
   // A batch whose rows differ only in id and args (every batch one enqueue call makes):
-  // two arrays to send and unnest instead of twelve; the other columns are scalars at
+  // two arrays to send and unnest instead of fifteen; the other columns are scalars at
   // the same parameter positions as in the other forms.
-  const sharedRow = `t.id, $2::text, $3::text, $4::text, $5::text, t.args, 'pending', $7::bigint, $8::bigint, $9::text, $10::bigint, $11::text, $12::text`;
+  const sharedRow = `t.id, $2::text, $3::text, $4::text, $5::text, t.args, 'pending', $7::bigint, $8::bigint, $9::text, $10::bigint, $11::text, $12::text,
+    $13::int, $14::text, $15::text`;
   const sharedFrom = `unnest($1::text[], $6::text[]) AS t(id, args)`;
   const insertShared = `${insertInto} SELECT ${sharedRow} FROM ${sharedFrom}`;
   // The notifying forms. In the one-row and shared forms every row has pool $2: the
@@ -71,25 +77,36 @@ function enqueueSql(s: string) {
   // volatile function is never inlined), so the statement answers like the quiet one,
   // with no rows. Run once per coalescing window among quiet inserts, a statement that
   // returned a row cost 3–5 times as much more than a quiet insert as this form does.
-  const notifyPool = `WITH n AS (SELECT pg_notify($13::text, $2::text)) ${insertInto}`;
+  const notifyPool = `WITH n AS (SELECT pg_notify($16::text, $2::text)) ${insertInto}`;
   const notifying = (insert: string) =>
-    `WITH ins AS (${insert} RETURNING pool) SELECT pg_notify($13::text, p.pool) FROM (SELECT DISTINCT pool FROM ins) p`;
+    `WITH ins AS (${insert} RETURNING pool) SELECT pg_notify($16::text, p.pool) FROM (SELECT DISTINCT pool FROM ins) p`;
+  // A row with a unique key: an upsert on the unique index of pending unique keys, so two
+  // enqueues racing for one key make one work. The pending work that has the key is kept
+  // (a write of nothing, so that RETURNING gives its id) or has its fields replaced (and is
+  // unparked: its key may have changed); either way its id comes back. A conflicting row
+  // that a claim is starting is waited for, and then no longer conflicts.
+  const onUnique = `ON CONFLICT (pool, unique_key) WHERE state = 'pending' AND unique_key IS NOT NULL DO UPDATE SET`;
+  const replaced = `args = excluded.args, run_at = excluded.run_at, priority = excluded.priority, key = excluded.key,
+    on_complete = excluded.on_complete, context = excluded.context, parked = FALSE`;
   return {
     // Enqueue, by InsertForm (see rows.ts and insertStatements below): one row as plain
     // VALUES (it plans and runs faster than unnest), a batch as unnest. The notifying
     // forms wake every listener at commit; the quiet ones are for enqueues whose wake-up
-    // the Notifier sends after them. $1..$12 the columns, $13 channel.
+    // the Notifier sends after them. $1..$15 the columns, $16 channel.
     insertOne: `${notifyPool} SELECT ${oneRow} FROM n`,
     insertOneQuiet: insertOne,
     insertShared: `${notifyPool} SELECT ${sharedRow} FROM n, ${sharedFrom}`,
     insertSharedQuiet: insertShared,
     insertRows: notifying(insertBatch),
     insertRowsQuiet: insertBatch,
+    // One row with a unique key ($1..$15, $16 channel), notifying: a replaced runAt may be sooner.
+    insertUniqueKeep: `${notifyPool} SELECT ${oneRow} FROM n ${onUnique} unique_key = excluded.unique_key RETURNING id`,
+    insertUniqueReplace: `${notifyPool} SELECT ${oneRow} FROM n ${onUnique} ${replaced} RETURNING id`,
 
-    // See enqueue_claim() in schema.sql. $1..$12 the columns, $13 channel, $14 worker, $15
-    // now, $16 lease_until.
+    // See enqueue_claim() in schema.sql. $1..$14 the columns (no unique key), $15 channel,
+    // $16 worker, $17 now, $18 lease_until.
     enqueueClaim: `SELECT ${s}.enqueue_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint,
-      $9::text, $10::bigint, $11::text, $12::text, $13::text, $14::text, $15::bigint, $16::bigint) AS claimed`,
+      $9::text, $10::bigint, $11::text, $12::text, $13::int, $14::text, $15::text, $16::text, $17::bigint, $18::bigint) AS claimed`,
   };
 }
 
@@ -98,26 +115,30 @@ function runningSql(s: string) {
   const work = `${s}.work`;
   const cols = WORK_COLUMNS.join(", ");
   return {
-    // $1 pool, $2/$3 seed, $4/$5 overrides (null: keep the stored value).
-    upsertPool: `INSERT INTO ${s}.pools AS p (name, max_parallelism, log_level)
-      VALUES ($1::text, coalesce($4::int, $2::int), coalesce($5::text, $3::text))
+    // $1 pool, $2/$3/$6 seed, $4/$5 overrides (null: keep the stored value), $7 whether
+    // to set key_parallelism to $8 (which may be null: no per-key limit).
+    upsertPool: `INSERT INTO ${s}.pools AS p (name, max_parallelism, log_level, key_parallelism)
+      VALUES ($1::text, coalesce($4::int, $2::int), coalesce($5::text, $3::text), CASE WHEN $7::boolean THEN $8::int ELSE $6::int END)
       ON CONFLICT (name) DO UPDATE SET
         max_parallelism = coalesce($4::int, p.max_parallelism),
-        log_level = coalesce($5::text, p.log_level)
-      RETURNING max_parallelism, log_level`,
-    readPool: `SELECT max_parallelism, log_level FROM ${s}.pools WHERE name = $1::text`,
+        log_level = coalesce($5::text, p.log_level),
+        key_parallelism = CASE WHEN $7::boolean THEN $8::int ELSE p.key_parallelism END
+      RETURNING max_parallelism, log_level, key_parallelism`,
+    readPool: `SELECT max_parallelism, log_level, key_parallelism FROM ${s}.pools WHERE name = $1::text`,
+    // After the per-key limit changed: work parked at the old limit goes back to the claim.
+    unparkAll: `UPDATE ${work} SET parked = FALSE WHERE pool = $1::text AND state = 'pending' AND parked`,
     notify: `SELECT pg_notify($1::text, $2::text)`,
 
     // See claim() in schema.sql: lock, count, claim, in one round trip. $1 pool, $2 worker,
-    // $3 now, $4 lease_until, $5 limit, $6/$7 the key to take due rows after first (NULL:
-    // from the head).
-    claim: `SELECT * FROM ${s}.claim($1::text, $2::text, $3::bigint, $4::bigint, $5::int, $6::bigint, $7::text)`,
+    // $3 now, $4 lease_until, $5 limit, $6/$7/$8 the key to take due rows after first
+    // (priority, run_at, id; NULL: from the head).
+    claim: `SELECT * FROM ${s}.claim($1::text, $2::text, $3::bigint, $4::bigint, $5::int, $6::int, $7::bigint, $8::text)`,
     // See complete() in schema.sql: a batch of action results plus the claim of the freed
     // slots, in one round trip. $1 pool, $2 outcomes by id, $3 the canceled result, $4 now,
-    // $5 channel, $6 worker, $7 lease_until, $8 claim limit (0: no claim), $9/$10 the
-    // claim's key (as claim's $6/$7).
+    // $5 channel, $6 worker, $7 lease_until, $8 claim limit (0: no claim), $9/$10/$11 the
+    // claim's key (as claim's $6/$7/$8).
     complete: `SELECT * FROM ${s}.complete($1::text, $2::jsonb, $3::text, $4::bigint, $5::text, $6::text, $7::bigint, $8::int,
-      $9::bigint, $10::text)`,
+      $9::int, $10::bigint, $11::text)`,
 
     // Renews leases still held by this worker on this attempt. Rows locked by another
     // transaction (this worker's own mutation, a commit of results) are skipped rather

@@ -72,7 +72,9 @@ export async function checkExecutorInTransaction(executor: TransactionExecutor):
 export function executorQueryable(executor: TransactionExecutor): Queryable {
   return {
     async query<R extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>> {
-      const answer = await runThrough(executor, { text: config.text, values: config.values ?? [], placeholders: "$n", wantsRows: false });
+      // A statement with RETURNING answers with rows the caller reads (a unique insert's id).
+      const wantsRows = /\bRETURNING\b/i.test(config.text);
+      const answer = await runThrough(executor, { text: config.text, values: config.values ?? [], placeholders: "$n", wantsRows });
       const rows = (rowsOf(answer) ?? []) as R[];
       return { rows, rowCount: rows.length, command: "", oid: 0, fields: [] };
     },

@@ -39,7 +39,24 @@ import { isTransactionExecutor, type TransactionExecutor } from "../../driver/tx
 import { insertThroughExecutor } from "./tx-executor-insert.js";
 import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
-import { claimRows, SqliteTxOps } from "./tx-ops.js";
+import { claimRows } from "./claim.js";
+import { SqliteTxOps } from "./tx-ops.js";
+
+/**
+ * Inserts `rows` with `stmts` inside the caller's transaction and returns the id each
+ * stands for. A row with a unique key is an upsert on the unique index of pending keys,
+ * under SQLite's write lock: its RETURNING gives the new row's id or the pending one's.
+ */
+function insertRows(stmts: Statements, rows: readonly NewWork[]): string[] {
+  return rows.map((row) => {
+    if (row.uniqueKey === null) {
+      stmts.insertWork.run(insertParams(row));
+      return row.id;
+    }
+    const upsert = row.onConflict === "replace" ? stmts.insertUniqueReplace : stmts.insertUniqueKeep;
+    return (upsert.get(insertParams(row)) as { id: string }).id;
+  });
+}
 
 /** The SQLite implementation of the driver interface; also the Store users hold. */
 export class SqliteDriver implements Driver<Database>, Store<Database> {
@@ -111,9 +128,14 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
     return this.write(() => {
-      this.stmts.seedPool.run(pool, seed.maxParallelism, seed.logLevel);
+      this.stmts.seedPool.run(pool, seed.maxParallelism, seed.logLevel, seed.keyParallelism);
       if (overrides.maxParallelism !== undefined) this.stmts.setMaxParallelism.run(overrides.maxParallelism, pool);
       if (overrides.logLevel !== undefined) this.stmts.setLogLevel.run(overrides.logLevel, pool);
+      if (overrides.keyParallelism !== undefined) {
+        this.stmts.setKeyParallelism.run(overrides.keyParallelism, pool);
+        // Work parked at the old limit may have room under the new one: the claim walks it again.
+        this.stmts.unparkAll.run(pool);
+      }
       return toPoolConfig(this.stmts.readPool.get(pool) as SqlitePoolRow);
     });
   }
@@ -130,26 +152,30 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
    * transaction it has open) and throws synchronously; the returned promise is settled.
    * A transaction executor (an ORM's asynchronous transaction) is written through instead.
    */
-  insertWork(rows: readonly NewWork[], tx?: Database | TransactionExecutor): Promise<void> {
+  insertWork(rows: readonly NewWork[], tx?: Database | TransactionExecutor): Promise<string[]> {
     if (isTransactionExecutor(tx)) {
       if (this.closed) return Promise.reject(new Error("workpool: this SQLite store is closed"));
-      return insertThroughExecutor(tx, rows, this.stmts.insertWork.source, mainFileOf(this.db)).then(() => this.wakeSoon(rows));
+      const first = rows[0];
+      const unique =
+        first?.uniqueKey != null ? (first.onConflict === "replace" ? this.stmts.insertUniqueReplace : this.stmts.insertUniqueKeep) : null;
+      return insertThroughExecutor(
+        tx,
+        rows,
+        { insert: this.stmts.insertWork.source, unique: unique?.source ?? null },
+        mainFileOf(this.db),
+      ).then((ids) => (this.wakeSoon(rows), ids));
     }
     if (tx !== undefined) {
       checkTxConnection(tx);
       this.checkSameDatabase(tx);
       checkTxOpen(tx);
-      const insert = statementsFor(tx).insertWork;
+      const stmts = statementsFor(tx);
       // db.transaction nests as a savepoint when the caller already has one open.
-      tx.transaction(() => {
-        for (const row of rows) insert.run(insertParams(row));
-      })();
+      const ids = tx.transaction(() => insertRows(stmts, rows))();
       this.wakeSoon(rows);
-      return Promise.resolve();
+      return Promise.resolve(ids);
     }
-    return this.write(() => {
-      for (const row of rows) this.stmts.insertWork.run(insertParams(row));
-    }).then(() => this.wakeSoon(rows));
+    return this.write(() => insertRows(this.stmts, rows)).then((ids) => (this.wakeSoon(rows), ids));
   }
 
   /** A `tx` on another database would put the work where no worker of this store looks. */

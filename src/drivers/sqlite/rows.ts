@@ -1,7 +1,7 @@
 /**
  * Mapping between SQLite rows (snake_case, integers for booleans) and the driver's WorkRow.
  */
-import type { WorkRow, NewWork, OnCompleteState } from "../../driver/driver.js";
+import type { WorkRow, NewWork, OnCompleteState, PoolConfig } from "../../driver/driver.js";
 import type { LogLevel } from "../../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
 
@@ -31,12 +31,17 @@ export interface SqliteWorkRow {
   oc_attempts: number;
   oc_run_at: number | null;
   oc_error: string | null;
+  priority: number;
+  key: string | null;
+  unique_key: string | null;
+  parked: number;
 }
 
 /** A row of workpool_pools. */
 export interface SqlitePoolRow {
   max_parallelism: number;
   log_level: string;
+  key_parallelism: number | null;
 }
 
 /** Converts a stored row. */
@@ -66,6 +71,8 @@ export function toWorkRow(r: SqliteWorkRow): WorkRow {
     ocAttempts: r.oc_attempts,
     ocRunAt: r.oc_run_at,
     ocError: r.oc_error,
+    priority: r.priority,
+    key: r.key,
   };
 }
 
@@ -84,10 +91,13 @@ export function insertParams(w: NewWork): Record<string, string | number | null>
     timeout_ms: w.timeoutMs,
     on_complete: w.onComplete,
     context: w.context,
+    priority: w.priority,
+    key: w.key,
+    unique_key: w.uniqueKey,
   };
 }
 
 /** Converts a pool row. */
-export function toPoolConfig(r: SqlitePoolRow): { maxParallelism: number; logLevel: LogLevel } {
-  return { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel };
+export function toPoolConfig(r: SqlitePoolRow): PoolConfig {
+  return { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel, keyParallelism: r.key_parallelism };
 }

@@ -7,21 +7,56 @@ import type { Database, Statement } from "better-sqlite3";
 
 const SQL = {
   insertWork: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context)
-    VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context)`,
-  readPool: `SELECT max_parallelism, log_level FROM workpool_pools WHERE name = ?`,
-  seedPool: `INSERT INTO workpool_pools (name, max_parallelism, log_level) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)
+    VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
+      @priority, @key, @unique_key)`,
+  // A row with a unique key: pending work that has it is kept (a write of nothing, so that
+  // RETURNING gives its id) or has its fields replaced; either way its id comes back.
+  insertUniqueKeep: `INSERT INTO workpool_work
+    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)
+    VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
+      @priority, @key, @unique_key)
+    ON CONFLICT (pool, unique_key) WHERE state = 'pending' AND unique_key IS NOT NULL DO UPDATE SET unique_key = excluded.unique_key
+    RETURNING id`,
+  insertUniqueReplace: `INSERT INTO workpool_work
+    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)
+    VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
+      @priority, @key, @unique_key)
+    ON CONFLICT (pool, unique_key) WHERE state = 'pending' AND unique_key IS NOT NULL DO UPDATE SET
+      args = excluded.args, run_at = excluded.run_at, priority = excluded.priority, key = excluded.key,
+      on_complete = excluded.on_complete, context = excluded.context, parked = 0
+    RETURNING id`,
+  readPool: `SELECT max_parallelism, log_level, key_parallelism FROM workpool_pools WHERE name = ?`,
+  seedPool: `INSERT INTO workpool_pools (name, max_parallelism, log_level, key_parallelism) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
   setMaxParallelism: `UPDATE workpool_pools SET max_parallelism = ? WHERE name = ?`,
   setLogLevel: `UPDATE workpool_pools SET log_level = ? WHERE name = ?`,
+  setKeyParallelism: `UPDATE workpool_pools SET key_parallelism = ? WHERE name = ?`,
   countRunning: `SELECT count(*) AS n FROM workpool_work WHERE pool = ? AND state = 'running'`,
-  claim: `UPDATE workpool_work
-    SET state = 'running', attempt = attempt + 1, worker_id = @worker, lease_until = @lease_until, started_at = @now
+  runningKeys: `SELECT key, count(*) AS n FROM workpool_work WHERE pool = ? AND state = 'running' AND key IS NOT NULL GROUP BY key`,
+
+  // The claim walks due unparked work one priority at a time (see claim.ts).
+  firstPriority: `SELECT priority FROM workpool_work WHERE pool = ? AND state = 'pending' AND parked = 0 ORDER BY priority LIMIT 1`,
+  nextPriority: `SELECT priority FROM workpool_work
+    WHERE pool = ? AND state = 'pending' AND parked = 0 AND priority > ? ORDER BY priority LIMIT 1`,
+  claimIn: `UPDATE workpool_work
+    SET state = 'running', attempt = attempt + 1, worker_id = @worker, lease_until = @lease_until, started_at = @now, unique_key = NULL
     WHERE id IN (
       SELECT id FROM workpool_work
-      WHERE pool = @pool AND state = 'pending' AND run_at <= @now
+      WHERE pool = @pool AND state = 'pending' AND parked = 0 AND priority = @priority AND run_at <= @now
       ORDER BY run_at, id LIMIT @limit)
     RETURNING *`,
-  nextRunAt: `SELECT min(run_at) AS t FROM workpool_work WHERE pool = ? AND state = 'pending'`,
+  dueIn: `SELECT id, key FROM workpool_work
+    WHERE pool = ? AND state = 'pending' AND parked = 0 AND priority = ? AND run_at <= ? ORDER BY run_at, id`,
+  claimIds: `UPDATE workpool_work
+    SET state = 'running', attempt = attempt + 1, worker_id = @worker, lease_until = @lease_until, started_at = @now, unique_key = NULL
+    WHERE id IN (SELECT value FROM json_each(@ids))
+    RETURNING *`,
+  park: `UPDATE workpool_work SET parked = 1 WHERE id IN (SELECT value FROM json_each(?))`,
+  takeFreedKeys: `DELETE FROM workpool_freed_keys WHERE pool = ? RETURNING key`,
+  unparkKey: `UPDATE workpool_work SET parked = 0 WHERE id IN (
+    SELECT id FROM workpool_work WHERE pool = ? AND key = ? AND state = 'pending' AND parked = 1 ORDER BY priority, run_at, id LIMIT ?)`,
+  unparkAll: `UPDATE workpool_work SET parked = 0 WHERE pool = ? AND state = 'pending' AND parked = 1`,
+  nextRunAtIn: `SELECT min(run_at) AS t FROM workpool_work WHERE pool = ? AND state = 'pending' AND parked = 0 AND priority = ?`,
   heartbeatRead: `SELECT id, state, attempt, worker_id, cancel_requested FROM workpool_work
     WHERE pool = ? AND id IN (SELECT value FROM json_each(?))`,
   extendLease: `UPDATE workpool_work SET lease_until = ? WHERE id = ? AND attempt = ? AND state = 'running'`,

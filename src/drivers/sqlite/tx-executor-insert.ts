@@ -60,16 +60,26 @@ function positional(insertSql: string, count: number): { text: string; names: st
   return { text: `${insertSql.slice(0, at)}VALUES ${Array.from({ length: count }, () => tuple.trim()).join(", ")}`, names };
 }
 
+/** The insert statements (one row, `@name` parameters) a batch may need. */
+export interface InsertSql {
+  /** The plain insert. */
+  insert: string;
+  /** For a row with a uniqueKey: the insert that keeps or replaces pending work with that key, returning its id. */
+  unique: string | null;
+}
+
 /**
- * Checks `executor` and inserts `rows` through it. A batch larger than one statement is
- * written inside a savepoint, so it is all in the caller's transaction or none of it.
+ * Checks `executor` and inserts `rows` through it; resolves with the id each row stands
+ * for (for a row with a uniqueKey: the pending work's that has the key, if any). A batch
+ * larger than one statement is written inside a savepoint, so it is all in the caller's
+ * transaction or none of it.
  */
 export async function insertThroughExecutor(
   executor: TransactionExecutor,
   rows: readonly NewWork[],
-  insertSql: string,
+  sql: InsertSql,
   storeFile: string,
-): Promise<void> {
+): Promise<string[]> {
   const theirs = await mainFile(executor);
   if (theirs === "" || theirs !== storeFile) {
     throw new InvalidArgumentError(
@@ -78,13 +88,14 @@ export async function insertThroughExecutor(
     );
   }
   await checkInTransaction(executor);
+  if (sql.unique !== null && rows.length === 1) return [await insertUnique(executor, rows[0]!, sql.unique)];
   const chunks: NewWork[][] = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) chunks.push(rows.slice(i, i + ROWS_PER_STATEMENT));
   const inSavepoint = chunks.length > 1;
   if (inSavepoint) await exec(executor, "SAVEPOINT workpool_enqueue");
   try {
     for (const chunk of chunks) {
-      const { text, names } = positional(insertSql, chunk.length);
+      const { text, names } = positional(sql.insert, chunk.length);
       await exec(
         executor,
         text,
@@ -100,4 +111,20 @@ export async function insertThroughExecutor(
   } finally {
     if (inSavepoint) await exec(executor, "RELEASE workpool_enqueue");
   }
+  return rows.map((r) => r.id);
+}
+
+/** Inserts one row with a uniqueKey, or keeps or replaces the pending work that has it; returns that work's id. */
+async function insertUnique(executor: TransactionExecutor, row: NewWork, uniqueSql: string): Promise<string> {
+  const { text, names } = positional(uniqueSql, 1);
+  const params = insertParams(row);
+  const answer = await exec(
+    executor,
+    text,
+    names.map((n) => params[n]),
+    true,
+  );
+  const id = rowsOf(answer)?.[0]?.id;
+  if (typeof id !== "string") throw new Error("workpool: the unique insert through the transaction executor returned no id");
+  return id;
 }

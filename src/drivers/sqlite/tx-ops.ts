@@ -1,6 +1,6 @@
 /**
- * The operations of an SQLite transaction (see TxOps in the driver interface) and the
- * claim's statements. better-sqlite3 is synchronous: every operation runs its statements
+ * The operations of an SQLite transaction (see TxOps in the driver interface).
+ * better-sqlite3 is synchronous: every operation runs its statements
  * at once on the connection that holds the transaction.
  */
 import type { Database } from "better-sqlite3";
@@ -15,29 +15,9 @@ import type {
   TxOps,
   WorkRow,
 } from "../../driver/driver.js";
-import { toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
+import { claimRows } from "./claim.js";
+import { toWorkRow, type SqliteWorkRow } from "./rows.js";
 import type { Statements } from "./statements.js";
-
-/**
- * Claims due work of `pool` under the write lock the caller holds (its own BEGIN
- * IMMEDIATE, or an open transaction): reads the pool's limit, counts running work of every
- * process and takes at most the free slots, in (run_at, id) order.
- */
-export function claimRows(stmts: Statements, pool: string, opts: ClaimOptions): ClaimResult {
-  const poolRow = stmts.readPool.get(pool) as SqlitePoolRow | undefined;
-  if (!poolRow) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
-  const config = toPoolConfig(poolRow);
-  const running = (stmts.countRunning.get(pool) as { n: number }).n;
-  const free = Math.max(0, Math.min(opts.limit, config.maxParallelism - running));
-  const claimed =
-    free === 0
-      ? []
-      : (stmts.claim.all({ pool, worker: opts.workerId, now: opts.now, lease_until: opts.leaseUntil, limit: free }) as SqliteWorkRow[])
-          .map(toWorkRow)
-          .sort((a, b) => a.runAt - b.runAt || (a.id < b.id ? -1 : 1));
-  const next = (stmts.nextRunAt.get(pool) as { t: number | null }).t;
-  return { claimed, config, running: running + claimed.length, nextRunAt: next };
-}
 
 const readRows = (rows: unknown[]): WorkRow[] => (rows as SqliteWorkRow[]).map(toWorkRow);
 

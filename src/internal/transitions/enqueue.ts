@@ -9,10 +9,11 @@ import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import type { PoolRuntime } from "../runtime.js";
 
 /**
- * Writes `rows` pending, inside `tx` when given. On a store whose `tx` writes are
- * synchronous (SQLite) the rows are written, or an error thrown, before this returns.
+ * Writes `rows` pending, inside `tx` when given, and resolves with the id each row stands
+ * for (its own, or that of pending work with its uniqueKey). On a store whose `tx` writes
+ * are synchronous (SQLite) the rows are written, or an error thrown, before this returns.
  */
-export function insertWork<Tx>(rt: PoolRuntime<Tx>, rows: readonly NewWork[], tx: Tx | TransactionExecutor | undefined): Promise<void> {
+export function insertWork<Tx>(rt: PoolRuntime<Tx>, rows: readonly NewWork[], tx: Tx | TransactionExecutor | undefined): Promise<string[]> {
   return rt.driver.insertWork(rows, tx);
 }
 
