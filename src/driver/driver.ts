@@ -14,6 +14,7 @@
  *   newer state.
  */
 import type { CompletionStatus, LogLevel } from "../events.js";
+import type { AdminOps, CancelableFilter } from "./admin-ops.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../types.js";
 import type { TransactionExecutor } from "./tx-executor.js";
 
@@ -137,12 +138,16 @@ export interface FinishWrite {
   result: string;
   finishedAt: number;
   ocState: OnCompleteState;
+  /** JSON text of the ending attempt's record, appended to the row's attempt log; absent or null for none. */
+  attemptEntry?: string | null;
 }
 
 /** A retry write: the row goes back to `pending`, due at `runAt`. */
 export interface RescheduleWrite {
   id: string;
   runAt: number;
+  /** JSON text of the failed attempt's record, appended to the row's attempt log; absent or null for none. */
+  attemptEntry?: string | null;
 }
 
 /** One action attempt's outcome for {@link Driver.complete}, decided by the core from the row it claimed. */
@@ -156,6 +161,11 @@ export interface CompletionWrite {
   result: string | null;
   /** When the retry is due (status `retrying`); null otherwise. */
   runAt: number | null;
+  /**
+   * JSON text of the attempt's record for the row's attempt log (an attempt that threw),
+   * or absent / null. Its `outcome` becomes `canceled` where a requested cancel wins.
+   */
+  attemptEntry?: string | null;
 }
 
 /** What {@link Driver.complete} did. */
@@ -231,8 +241,11 @@ export interface PoolCounts {
   backlog: number;
 }
 
-/** The store interface every database driver implements. `Tx` is its transaction handle. */
-export interface Driver<Tx> {
+/**
+ * The store interface every database driver implements. `Tx` is its transaction handle.
+ * The operations behind the admin API are in {@link AdminOps}.
+ */
+export interface Driver<Tx> extends AdminOps {
   /** Short name of the database ("sqlite", "postgres"). */
   readonly dialect: string;
   /**
@@ -297,8 +310,11 @@ export interface Driver<Tx> {
   heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult>;
   /** Reads rows (no lock) for status. Missing ids are simply absent. */
   readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]>;
-  /** Ids of unfinished work enqueued before `before` that is pending, or running without a cancel request. */
-  listCancelable(pool: string, before: number, limit: number): Promise<string[]>;
+  /**
+   * Ids of unfinished work enqueued before `before` that is pending, or running without a
+   * cancel request (pending ones first, each in id order), narrowed by `filter`.
+   */
+  listCancelable(pool: string, before: number, limit: number, filter?: CancelableFilter): Promise<string[]>;
   /** Runs `fn` in one transaction; commits if it resolves, rolls back if it throws. */
   transaction<T>(fn: (ops: TxOps<Tx>) => Promise<T>): Promise<T>;
   /** Acquires or renews the pool's maintenance leadership until `now + ttlMs`; true if held. */

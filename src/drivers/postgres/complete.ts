@@ -49,7 +49,8 @@ export async function completeOn(
 
 /**
  * The outcomes as one JSON object keyed by id, which complete() reads by lookup:
- * `{"<id>":[attempt,"<status>",<result as a JSON string, or null>,<runAt or null>],...}`.
+ * `{"<id>":[attempt,"<status>",<result as a JSON string, or null>,<runAt or null>(,<attempt entry>)],...}`,
+ * the attempt entry (a JSON object, already JSON text) only for an attempt that threw.
  * Written out directly rather than built as objects and stringified: it runs for every
  * batch of a busy pool. Statuses are fixed words and the numbers are integers; ids and
  * results are escaped as JSON strings.
@@ -59,7 +60,8 @@ export function outcomesJson(writes: readonly CompletionWrite[]): string {
   for (let i = 0; i < writes.length; i++) {
     const w = writes[i]!;
     if (i > 0) json += ",";
-    json += `${JSON.stringify(w.id)}:[${w.attempt},"${w.status}",${w.result === null ? "null" : JSON.stringify(w.result)},${w.runAt === null ? "null" : w.runAt}]`;
+    json += `${JSON.stringify(w.id)}:[${w.attempt},"${w.status}",${w.result === null ? "null" : JSON.stringify(w.result)},${w.runAt === null ? "null" : w.runAt}`;
+    json += w.attemptEntry ? `,${w.attemptEntry}]` : "]";
   }
   return json + "}";
 }

@@ -20,6 +20,7 @@
  *   listener reconnects by itself.
  */
 import type { Client, Pool, PoolClient } from "pg";
+import type { CancelableFilter, PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
 import {
   DRIVER,
   type AttemptRef,
@@ -54,6 +55,7 @@ import { PgTxOps } from "./tx-ops.js";
 import { TxChecker } from "./tx-check.js";
 import { closedError, connectError, isTransientPgError } from "./errors.js";
 import { Vacuumer, type VacuumSettings } from "./vacuum.js";
+import { PgAdmin } from "./admin.js";
 
 /** What the driver needs to run. */
 export interface PostgresDriverConfig {
@@ -113,6 +115,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   /** Checks the `tx` of enqueues. */
   private readonly txChecker: TxChecker;
   private readonly connectTimeoutMs: number | null;
+  private readonly admin: PgAdmin;
 
   constructor(config: PostgresDriverConfig) {
     this.pool = config.pool;
@@ -126,6 +129,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     this.listener = new Listener(config.newListenClient, this.channel);
     this.txChecker = new TxChecker(config.pool);
     this.connectTimeoutMs = config.connectTimeoutMs;
+    this.admin = new PgAdmin(config.schema, this.channel);
     this.notifier = new Notifier(
       async (pool) => {
         await run(this.pool, this.stmts.notify, [this.channel, pool]);
@@ -309,8 +313,29 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     return (await run<PgWorkRow>(this.app, this.stmts.readWork, [pool, ids])).rows.map(toWorkRow);
   }
 
-  async listCancelable(pool: string, before: number, limit: number): Promise<string[]> {
-    return (await run<{ id: string }>(this.app, this.stmts.listCancelable, [pool, before, limit])).rows.map((r) => r.id);
+  async listCancelable(pool: string, before: number, limit: number, filter: CancelableFilter = {}): Promise<string[]> {
+    const params = [pool, before, limit, filter.fnName ?? null, filter.pendingOnly ?? false];
+    return (await run<{ id: string }>(this.app, this.stmts.listCancelable, params)).rows.map((r) => r.id);
+  }
+
+  readPools(now: number, since: number): Promise<PoolRead[]> {
+    return this.admin.readPools(this.openPool, now, since);
+  }
+
+  listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]> {
+    return this.admin.listWork(this.app, pool, query);
+  }
+
+  readWorkDetail(id: string): Promise<WorkDetailRow | null> {
+    return this.admin.readWorkDetail(this.app, id);
+  }
+
+  changePoolLimit(pool: string, change: PoolLimitChange): Promise<void> {
+    return this.admin.changePoolLimit(this.app, pool, change);
+  }
+
+  schemaVersion(): Promise<number> {
+    return this.admin.schemaVersion(this.db);
   }
 
   /** BEGIN ... COMMIT on a client of the pool; nested in one of ours (cancel() from a mutation), a savepoint. */

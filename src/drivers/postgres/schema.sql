@@ -12,6 +12,16 @@ CREATE DOMAIN :"schema".work_kind AS text
 CREATE DOMAIN :"schema".work_state AS text
 	CONSTRAINT work_state_check CHECK ((VALUE = ANY (ARRAY['pending'::text, 'running'::text, 'finished'::text])));
 
+CREATE FUNCTION :"schema".attempt_log_append(p_log jsonb, p_entry jsonb) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT CASE
+    WHEN p_entry IS NULL THEN p_log
+    WHEN jsonb_array_length(coalesce(p_log, '[]')) >= 10 THEN (p_log - 0) || jsonb_build_array(p_entry)
+    ELSE coalesce(p_log, '[]') || jsonb_build_array(p_entry)
+  END
+$$;
+
 CREATE FUNCTION :"schema".claim(p_pool text, p_worker text, p_now bigint, p_lease_until bigint, p_limit integer, p_after_priority integer, p_after_run_at bigint, p_after_id text) RETURNS TABLE(max_parallelism integer, log_level text, key_parallelism integer, running_count integer, next_run_at bigint, claimed json)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
@@ -114,6 +124,8 @@ BEGIN
                       THEN 'none' ELSE 'pending' END,
       oc_run_at = CASE WHEN w.on_complete IS NULL OR (p_outcomes -> w.id ->> 1 = 'retrying' AND NOT w.cancel_requested)
                        THEN NULL ELSE p_now END,
+      attempt_log = :"schema".attempt_log_append(w.attempt_log, CASE WHEN w.cancel_requested
+                      THEN jsonb_set(p_outcomes -> w.id -> 4, '{outcome}', '"canceled"') ELSE p_outcomes -> w.id -> 4 END),
       worker_id = NULL,
       lease_until = NULL
     WHERE w.ctid = ANY(v_rows) AND w.state = 'running' AND w.attempt = (p_outcomes -> w.id ->> 0)::INTEGER
@@ -389,7 +401,8 @@ CREATE TABLE :"schema".pools (
     name text NOT NULL COLLATE pg_catalog."C",
     max_parallelism integer NOT NULL,
     log_level text NOT NULL,
-    key_parallelism integer
+    key_parallelism integer,
+    paused_from integer
 );
 
 CREATE TABLE :"schema".stats (
@@ -430,7 +443,8 @@ CREATE TABLE :"schema".work (
     priority integer DEFAULT 0 NOT NULL,
     key text,
     unique_key text,
-    parked boolean DEFAULT false NOT NULL
+    parked boolean DEFAULT false NOT NULL,
+    attempt_log jsonb
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_analyze_scale_factor='0.05');
 
@@ -460,10 +474,14 @@ CREATE INDEX work_parked ON :"schema".work USING btree (pool, key, priority, run
 
 CREATE INDEX work_ready ON :"schema".work USING btree (pool, priority, run_at, id) WHERE (((state)::text = 'pending'::text) AND (NOT parked));
 
+CREATE INDEX work_retrying ON :"schema".work USING btree (pool, id) WHERE (((state)::text = 'pending'::text) AND (attempt > 0));
+
 CREATE INDEX work_running ON :"schema".work USING btree (pool, lease_until) WHERE ((state)::text = 'running'::text);
 
 CREATE INDEX work_running_key ON :"schema".work USING btree (pool, key) WHERE (((state)::text = 'running'::text) AND (key IS NOT NULL));
 
 CREATE UNIQUE INDEX work_unique_key ON :"schema".work USING btree (pool, unique_key) WHERE (((state)::text = 'pending'::text) AND (unique_key IS NOT NULL));
+
+CREATE INDEX work_unsuccessful ON :"schema".work USING btree (pool, id) WHERE (((state)::text = 'finished'::text) AND (result !~~ '{"kind":"success"%'::text));
 
 CREATE TRIGGER work_key_freed AFTER UPDATE OF state ON :"schema".work FOR EACH ROW WHEN ((((old.state)::text = 'running'::text) AND ((new.state)::text <> 'running'::text) AND (old.key IS NOT NULL))) EXECUTE FUNCTION :"schema".note_freed_key();

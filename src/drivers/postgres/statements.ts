@@ -116,11 +116,13 @@ function runningSql(s: string) {
   const cols = WORK_COLUMNS.join(", ");
   return {
     // $1 pool, $2/$3/$6 seed, $4/$5 overrides (null: keep the stored value), $7 whether
-    // to set key_parallelism to $8 (which may be null: no per-key limit).
+    // to set key_parallelism to $8 (which may be null: no per-key limit). While the pool is
+    // paused, a maxParallelism override sets the limit a resume restores.
     upsertPool: `INSERT INTO ${s}.pools AS p (name, max_parallelism, log_level, key_parallelism)
       VALUES ($1::text, coalesce($4::int, $2::int), coalesce($5::text, $3::text), CASE WHEN $7::boolean THEN $8::int ELSE $6::int END)
       ON CONFLICT (name) DO UPDATE SET
-        max_parallelism = coalesce($4::int, p.max_parallelism),
+        max_parallelism = CASE WHEN p.paused_from IS NULL THEN coalesce($4::int, p.max_parallelism) ELSE p.max_parallelism END,
+        paused_from = CASE WHEN p.paused_from IS NULL THEN NULL ELSE coalesce($4::int, p.paused_from) END,
         log_level = coalesce($5::text, p.log_level),
         key_parallelism = CASE WHEN $7::boolean THEN $8::int ELSE p.key_parallelism END
       RETURNING max_parallelism, log_level, key_parallelism`,
@@ -169,11 +171,16 @@ function runningSql(s: string) {
       WHERE pool = $1::text AND oc_state = 'pending' AND oc_run_at <= $2::bigint
       ORDER BY oc_run_at LIMIT $3::int FOR UPDATE SKIP LOCKED`,
 
+    // $4 handler (NULL: any), $5 pending work only.
     listCancelable: `SELECT id FROM (
-        (SELECT id, 0 AS k FROM ${work} WHERE pool = $1::text AND state = 'pending' AND enqueued_at < $2::bigint ORDER BY id LIMIT $3::int)
+        (SELECT id, 0 AS k FROM ${work}
+         WHERE pool = $1::text AND state = 'pending' AND enqueued_at < $2::bigint AND ($4::text IS NULL OR fn_name = $4::text)
+         ORDER BY id LIMIT $3::int)
         UNION ALL
         (SELECT id, 1 AS k FROM ${work}
-         WHERE pool = $1::text AND state = 'running' AND NOT cancel_requested AND enqueued_at < $2::bigint ORDER BY id LIMIT $3::int)
+         WHERE pool = $1::text AND state = 'running' AND NOT cancel_requested AND enqueued_at < $2::bigint
+           AND ($4::text IS NULL OR fn_name = $4::text) AND NOT $5::boolean
+         ORDER BY id LIMIT $3::int)
       ) c ORDER BY k, id LIMIT $3::int`,
   };
 }
@@ -182,18 +189,20 @@ function runningSql(s: string) {
 function writeSql(s: string) {
   const work = `${s}.work`;
   return {
+    // $5 / $3: each row's attempt-log record (JSON text, NULL for none), appended by attempt_log_append().
     finish: `UPDATE ${work} w
       SET state = 'finished', result = u.result, finished_at = u.finished_at, oc_state = u.oc_state,
           oc_run_at = CASE WHEN u.oc_state = 'pending' THEN u.finished_at ELSE NULL END,
-          worker_id = NULL, lease_until = NULL
-      FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS u(id, result, finished_at, oc_state)
+          worker_id = NULL, lease_until = NULL, attempt_log = ${s}.attempt_log_append(w.attempt_log, u.entry::jsonb)
+      FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS u(id, result, finished_at, oc_state, entry)
       WHERE w.id = u.id`,
     reschedule: `WITH upd AS (
-      UPDATE ${work} w SET state = 'pending', run_at = u.run_at, worker_id = NULL, lease_until = NULL
-      FROM unnest($1::text[], $2::bigint[]) AS u(id, run_at)
+      UPDATE ${work} w SET state = 'pending', run_at = u.run_at, worker_id = NULL, lease_until = NULL,
+        attempt_log = ${s}.attempt_log_append(w.attempt_log, u.entry::jsonb)
+      FROM unnest($1::text[], $2::bigint[], $3::text[]) AS u(id, run_at, entry)
       WHERE w.id = u.id
       RETURNING w.pool)
-    SELECT pg_notify($3::text, p.pool) FROM (SELECT DISTINCT pool FROM upd) p`,
+    SELECT pg_notify($4::text, p.pool) FROM (SELECT DISTINCT pool FROM upd) p`,
     release: `WITH upd AS (
       UPDATE ${work} w SET state = 'pending', attempt = w.attempt - 1, run_at = $3::bigint, worker_id = NULL, lease_until = NULL
       FROM unnest($1::text[], $2::int[]) AS u(id, attempt)

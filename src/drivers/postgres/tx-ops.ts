@@ -62,12 +62,18 @@ export class PgTxOps implements TxOps<PoolClient> {
       rows.map((r) => r.result),
       rows.map((r) => r.finishedAt),
       rows.map((r) => r.ocState),
+      rows.map((r) => r.attemptEntry ?? null),
     ]);
   }
 
   async reschedule(rows: readonly RescheduleWrite[]): Promise<void> {
     if (!rows.length) return;
-    await run(this.tx, this.stmts.reschedule, [rows.map((r) => r.id), rows.map((r) => r.runAt), this.channel]);
+    await run(this.tx, this.stmts.reschedule, [
+      rows.map((r) => r.id),
+      rows.map((r) => r.runAt),
+      rows.map((r) => r.attemptEntry ?? null),
+      this.channel,
+    ]);
   }
 
   async release(refs: readonly AttemptRef[], runAt: number): Promise<void> {

@@ -15,6 +15,7 @@
  *   instead of waiting for the lock, which would never be released (deadlock).
  */
 import type { Database } from "better-sqlite3";
+import type { CancelableFilter, PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
 import {
   DRIVER,
   type AttemptRef,
@@ -39,6 +40,7 @@ import { isTransactionExecutor, type TransactionExecutor } from "../../driver/tx
 import { insertThroughExecutor } from "./tx-executor-insert.js";
 import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
+import { SqliteAdminStatements } from "./admin.js";
 import { claimRows } from "./claim.js";
 import { SqliteTxOps } from "./tx-ops.js";
 
@@ -74,6 +76,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   private closed = false;
   /** The operations of this driver's transactions (there is one connection, so one set). */
   private readonly txOps: SqliteTxOps;
+  private readonly admin: SqliteAdminStatements;
 
   /**
    * @param db the connection (schema already migrated)
@@ -87,6 +90,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   ) {
     this.stmts = statementsFor(db);
     this.txOps = new SqliteTxOps(db, this.stmts);
+    this.admin = new SqliteAdminStatements(db);
   }
 
   isTransientError(e: unknown): boolean {
@@ -129,7 +133,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
     return this.write(() => {
       this.stmts.seedPool.run(pool, seed.maxParallelism, seed.logLevel, seed.keyParallelism);
-      if (overrides.maxParallelism !== undefined) this.stmts.setMaxParallelism.run(overrides.maxParallelism, pool);
+      if (overrides.maxParallelism !== undefined) this.stmts.setMaxParallelism.run({ n: overrides.maxParallelism, pool });
       if (overrides.logLevel !== undefined) this.stmts.setLogLevel.run(overrides.logLevel, pool);
       if (overrides.keyParallelism !== undefined) {
         this.stmts.setKeyParallelism.run(overrides.keyParallelism, pool);
@@ -191,7 +195,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     }
   }
 
-  private wakeSoon(rows: readonly NewWork[]): void {
+  private wakeSoon(rows: readonly { pool: string }[]): void {
     const pools = new Set(rows.map((r) => r.pool));
     // After the caller's synchronous transaction has had the chance to commit.
     queueMicrotask(() => {
@@ -228,10 +232,12 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     return this.read(() => (this.stmts.readWork.all(pool, JSON.stringify(ids)) as SqliteWorkRow[]).map(toWorkRow));
   }
 
-  listCancelable(pool: string, before: number, limit: number): Promise<string[]> {
+  listCancelable(pool: string, before: number, limit: number, filter: CancelableFilter = {}): Promise<string[]> {
     return this.read(() => {
-      const pending = this.stmts.cancelablePending.all(pool, before, limit) as { id: string }[];
-      const running = this.stmts.cancelableRunning.all(pool, before, Math.max(0, limit - pending.length)) as { id: string }[];
+      const fn = filter.fnName ?? null;
+      const pending = this.stmts.cancelablePending.all({ pool, before, limit, fn }) as { id: string }[];
+      const rest = filter.pendingOnly ? 0 : Math.max(0, limit - pending.length);
+      const running = rest ? (this.stmts.cancelableRunning.all({ pool, before, limit: rest, fn }) as { id: string }[]) : [];
       return [...pending, ...running].map((r) => r.id);
     });
   }
@@ -288,6 +294,27 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
       const r = this.stmts.countRunning.get(pool) as { n: number };
       return { pending: p.n, running: r.n, backlog: p.due };
     });
+  }
+
+  readPools(now: number, since: number): Promise<PoolRead[]> {
+    return this.read(() => this.admin.readPools(now, since));
+  }
+
+  listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]> {
+    return this.read(() => this.admin.listWork(pool, query));
+  }
+
+  readWorkDetail(id: string): Promise<WorkDetailRow | null> {
+    return this.read(() => this.admin.readWorkDetail(id));
+  }
+
+  changePoolLimit(pool: string, change: PoolLimitChange): Promise<void> {
+    // A raised limit or a resume frees slots: wake this process's workers of the pool.
+    return this.write(() => this.admin.changePoolLimit(pool, change)).then(() => this.wakeSoon([{ pool }]));
+  }
+
+  schemaVersion(): Promise<number> {
+    return this.read(() => this.admin.schemaVersion());
   }
 
   subscribe(pool: string, onWake: () => void): () => void {

@@ -20,7 +20,7 @@ CREATE TABLE workpool_pools (
   name            TEXT PRIMARY KEY,
   max_parallelism INTEGER NOT NULL,
   log_level       TEXT NOT NULL
-, key_parallelism INTEGER) WITHOUT ROWID;
+, key_parallelism INTEGER, paused_from INTEGER) WITHOUT ROWID;
 
 CREATE TABLE workpool_stats (
   pool      TEXT PRIMARY KEY,
@@ -56,7 +56,7 @@ CREATE TABLE workpool_work (
   oc_attempts      INTEGER NOT NULL DEFAULT 0,
   oc_run_at        INTEGER,
   oc_error         TEXT
-, priority INTEGER NOT NULL DEFAULT 0, key TEXT, unique_key TEXT, parked INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+, priority INTEGER NOT NULL DEFAULT 0, key TEXT, unique_key TEXT, parked INTEGER NOT NULL DEFAULT 0, attempt_log TEXT) WITHOUT ROWID;
 
 CREATE INDEX workpool_work_finished ON workpool_work (pool, finished_at) WHERE state = 'finished';
 
@@ -66,11 +66,16 @@ CREATE INDEX workpool_work_parked ON workpool_work (pool, key, priority, run_at)
 
 CREATE INDEX workpool_work_ready ON workpool_work (pool, priority, run_at) WHERE state = 'pending' AND parked = 0;
 
+CREATE INDEX workpool_work_retrying ON workpool_work (pool) WHERE state = 'pending' AND attempt > 0;
+
 CREATE INDEX workpool_work_running ON workpool_work (pool, lease_until) WHERE state = 'running';
 
 CREATE INDEX workpool_work_running_key ON workpool_work (pool, key) WHERE state = 'running' AND key IS NOT NULL;
 
 CREATE UNIQUE INDEX workpool_work_unique_key ON workpool_work (pool, unique_key) WHERE state = 'pending' AND unique_key IS NOT NULL;
+
+CREATE INDEX workpool_work_unsuccessful ON workpool_work (pool)
+  WHERE state = 'finished' AND result NOT LIKE '{"kind":"success"%';
 
 CREATE TRIGGER workpool_work_key_freed AFTER UPDATE OF state ON workpool_work
   WHEN OLD.state = 'running' AND NEW.state <> 'running' AND OLD.key IS NOT NULL

@@ -5,6 +5,13 @@
  */
 import type { Database, Statement } from "better-sqlite3";
 
+/** attempt_log with the record @entry (JSON text) appended, keeping the last 10; unchanged when @entry is NULL. */
+const APPEND_ATTEMPT = `CASE
+      WHEN @entry IS NULL THEN attempt_log
+      WHEN json_array_length(coalesce(attempt_log, '[]')) >= 10 THEN json_insert(json_remove(attempt_log, '$[0]'), '$[#]', json(@entry))
+      ELSE json_insert(coalesce(attempt_log, '[]'), '$[#]', json(@entry))
+    END`;
+
 const SQL = {
   insertWork: `INSERT INTO workpool_work
     (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)
@@ -28,7 +35,11 @@ const SQL = {
     RETURNING id`,
   readPool: `SELECT max_parallelism, log_level, key_parallelism FROM workpool_pools WHERE name = ?`,
   seedPool: `INSERT INTO workpool_pools (name, max_parallelism, log_level, key_parallelism) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
-  setMaxParallelism: `UPDATE workpool_pools SET max_parallelism = ? WHERE name = ?`,
+  // While the pool is paused, the limit a resume restores is set instead.
+  setMaxParallelism: `UPDATE workpool_pools
+    SET max_parallelism = CASE WHEN paused_from IS NULL THEN @n ELSE max_parallelism END,
+        paused_from = CASE WHEN paused_from IS NULL THEN NULL ELSE @n END
+    WHERE name = @pool`,
   setLogLevel: `UPDATE workpool_pools SET log_level = ? WHERE name = ?`,
   setKeyParallelism: `UPDATE workpool_pools SET key_parallelism = ? WHERE name = ?`,
   countRunning: `SELECT count(*) AS n FROM workpool_work WHERE pool = ? AND state = 'running'`,
@@ -61,17 +72,20 @@ const SQL = {
     WHERE pool = ? AND id IN (SELECT value FROM json_each(?))`,
   extendLease: `UPDATE workpool_work SET lease_until = ? WHERE id = ? AND attempt = ? AND state = 'running'`,
   readWork: `SELECT * FROM workpool_work WHERE pool = ? AND id IN (SELECT value FROM json_each(?))`,
-  cancelablePending: `SELECT id FROM workpool_work WHERE pool = ? AND state = 'pending' AND enqueued_at < ? ORDER BY id LIMIT ?`,
+  cancelablePending: `SELECT id FROM workpool_work
+    WHERE pool = @pool AND state = 'pending' AND enqueued_at < @before AND (@fn IS NULL OR fn_name = @fn) ORDER BY id LIMIT @limit`,
   cancelableRunning: `SELECT id FROM workpool_work
-    WHERE pool = ? AND state = 'running' AND cancel_requested = 0 AND enqueued_at < ? ORDER BY id LIMIT ?`,
+    WHERE pool = @pool AND state = 'running' AND cancel_requested = 0 AND enqueued_at < @before AND (@fn IS NULL OR fn_name = @fn)
+    ORDER BY id LIMIT @limit`,
   expired: `SELECT * FROM workpool_work WHERE pool = ? AND state = 'running' AND lease_until < ? ORDER BY lease_until LIMIT ?`,
   onCompleteDue: `SELECT * FROM workpool_work WHERE pool = ? AND oc_state = 'pending' AND oc_run_at <= ? ORDER BY oc_run_at LIMIT ?`,
   finish: `UPDATE workpool_work
     SET state = 'finished', result = @result, finished_at = @finished_at, oc_state = @oc_state,
         oc_run_at = CASE WHEN @oc_state = 'pending' THEN @finished_at ELSE NULL END,
-        worker_id = NULL, lease_until = NULL
+        worker_id = NULL, lease_until = NULL, attempt_log = ${APPEND_ATTEMPT}
     WHERE id = @id`,
-  reschedule: `UPDATE workpool_work SET state = 'pending', run_at = ?, worker_id = NULL, lease_until = NULL WHERE id = ?`,
+  reschedule: `UPDATE workpool_work SET state = 'pending', run_at = @run_at, worker_id = NULL, lease_until = NULL,
+    attempt_log = ${APPEND_ATTEMPT} WHERE id = @id`,
   release: `UPDATE workpool_work
     SET state = 'pending', attempt = attempt - 1, run_at = ?, worker_id = NULL, lease_until = NULL
     WHERE id = ? AND attempt = ? AND state = 'running'`,

@@ -47,11 +47,13 @@ export class SqliteTxOps implements TxOps<Database> {
   }
 
   async finish(rows: readonly FinishWrite[]): Promise<void> {
-    for (const r of rows) this.stmts.finish.run({ id: r.id, result: r.result, finished_at: r.finishedAt, oc_state: r.ocState });
+    for (const r of rows) {
+      this.stmts.finish.run({ id: r.id, result: r.result, finished_at: r.finishedAt, oc_state: r.ocState, entry: r.attemptEntry ?? null });
+    }
   }
 
   async reschedule(rows: readonly RescheduleWrite[]): Promise<void> {
-    for (const r of rows) this.stmts.reschedule.run(r.runAt, r.id);
+    for (const r of rows) this.stmts.reschedule.run({ id: r.id, run_at: r.runAt, entry: r.attemptEntry ?? null });
   }
 
   async release(refs: readonly AttemptRef[], runAt: number): Promise<void> {

@@ -1,0 +1,102 @@
+/**
+ * The part of the driver interface the admin API (src/admin/) reads and writes through:
+ * pool summaries, listing and reading work, and the stored limit of a pool. Like the rest
+ * of the interface it is internal; every time is a parameter.
+ */
+import type { WorkRow } from "./driver.js";
+
+/** A state filter of a work listing (see AdminStateFilter in the admin API). */
+export type WorkListState = "pending" | "retrying" | "running" | "finished" | "success" | "failed" | "canceled";
+
+/** What one pool looks like in the store at `now`. */
+export interface PoolRead {
+  name: string;
+  /** The stored limit; null when the pool has work but no stored configuration yet. */
+  maxParallelism: number | null;
+  /** Set while paused: the limit a resume restores. */
+  pausedFrom: number | null;
+  /** Pending, never attempted (or handed back unstarted). */
+  pending: number;
+  /** Pending after at least one attempt. */
+  retrying: number;
+  running: number;
+  success: number;
+  failed: number;
+  canceled: number;
+  /** Earliest run_at of the pool's due pending work; null when none is due. */
+  oldestDueRunAt: number | null;
+  /** Work whose latest attempt started at or after `since` (see Driver.readPools). */
+  startedSince: number;
+  /** Work finished at or after `since`. */
+  finishedSince: number;
+}
+
+/** A listing query of one pool's work, newest (highest id) first. */
+export interface WorkListQuery {
+  state: WorkListState | null;
+  /** Handler name, exactly. */
+  fnName: string | null;
+  /** Only this work id. */
+  id: string | null;
+  /** Only work whose handler or display name starts with this. */
+  prefix: string | null;
+  /** Only ids below this one (the previous page's last id). */
+  beforeId: string | null;
+  limit: number;
+}
+
+/** One row of a listing: a work's row without its payloads. */
+export interface WorkListRow {
+  id: string;
+  pool: string;
+  kind: WorkRow["kind"];
+  fnName: string;
+  name: string | null;
+  state: WorkRow["state"];
+  /** How finished work ended (read from its result); null before it finished. */
+  resultKind: "success" | "failed" | "canceled" | null;
+  attempt: number;
+  runAt: number;
+  enqueuedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+/** A whole row plus its attempt log. */
+export interface WorkDetailRow extends WorkRow {
+  /** JSON text of the last failed attempts' records (oldest first), or null. */
+  attemptLog: string | null;
+}
+
+/** A change to a pool's stored limit: pause (0, remembering the limit), resume it, or set one. */
+export type PoolLimitChange = { pause: true } | { resume: true } | { maxParallelism: number };
+
+/** Filters of {@link AdminOps.listCancelable} beyond pool and time. */
+export interface CancelableFilter {
+  /** Only work of this handler. */
+  fnName?: string;
+  /** Only pending work (never running work). */
+  pendingOnly?: boolean;
+}
+
+/** The driver operations behind the admin API. */
+export interface AdminOps {
+  /**
+   * Every pool the store knows (a stored configuration, or work), with its counts at
+   * `now`. `since` bounds the "started" and "finished" counts; "started" counts each
+   * work's latest attempt only.
+   */
+  readPools(now: number, since: number): Promise<PoolRead[]>;
+  /** A page of `pool`'s work matching `query`, highest id first, at most `query.limit` rows. */
+  listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]>;
+  /** One work by id, whatever its pool, with its attempt log; null if there is none. */
+  readWorkDetail(id: string): Promise<WorkDetailRow | null>;
+  /**
+   * Applies `change` to the pool's stored limit and wakes its workers. A pause of a paused
+   * pool, or a resume of one that is not paused, changes nothing. Setting a limit ends a
+   * pause. The pool must have a stored configuration.
+   */
+  changePoolLimit(pool: string, change: PoolLimitChange): Promise<void>;
+  /** The highest migration the store records (0 for none), without migrating. */
+  schemaVersion(): Promise<number>;
+}

@@ -1,0 +1,212 @@
+/**
+ * The PostgreSQL statements behind the admin API (AdminOps in the driver interface): pool
+ * summaries, listings and one work's detail, and changes to a pool's stored limit. Each
+ * listing filter is literal SQL, so the planner can match it to a partial index; each
+ * filter combination is its own named statement, prepared once per connection.
+ */
+import { createHash } from "node:crypto";
+import type { PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow, WorkListState } from "../../driver/admin-ops.js";
+import type { Pool } from "pg";
+import { inTransaction, run, type Queryable } from "./connection.js";
+import { quoteIdent } from "./names.js";
+import { toWorkRow, type PgWorkRow } from "./rows.js";
+import { WORK_COLUMNS, type Statement } from "./statements.js";
+
+/** The listing's state filters, on the work row `w`. The finished kinds repeat the partial index's term. */
+const STATE_SQL: Record<WorkListState, string> = {
+  pending: "w.state = 'pending' AND w.attempt = 0",
+  retrying: "w.state = 'pending' AND w.attempt > 0",
+  running: "w.state = 'running'",
+  finished: "w.state = 'finished'",
+  success: `w.state = 'finished' AND w.result LIKE '{"kind":"success"%'`,
+  failed: `w.state = 'finished' AND w.result NOT LIKE '{"kind":"success"%' AND w.result LIKE '{"kind":"failed"%'`,
+  canceled: `w.state = 'finished' AND w.result NOT LIKE '{"kind":"success"%' AND w.result LIKE '{"kind":"canceled"%'`,
+};
+
+const RESULT_KIND = `CASE WHEN w.state <> 'finished' THEN NULL
+    WHEN w.result LIKE '{"kind":"success"%' THEN 'success'
+    WHEN w.result LIKE '{"kind":"failed"%' THEN 'failed' ELSE 'canceled' END`;
+
+const LIST_COLUMNS = `w.id, w.pool, w.kind, w.fn_name, w.name, w.state, ${RESULT_KIND} AS result_kind, w.attempt, w.run_at,
+  w.enqueued_at, w.started_at, w.finished_at`;
+
+/** Counts of one pool (n.pool), each through an index on (pool, …) of its state. $1 now, $2 since. */
+function poolCounts(work: string): string {
+  const count = (where: string): string => `(SELECT count(*)::int FROM ${work} w WHERE w.pool = n.pool AND ${where})`;
+  return `${count("w.state = 'pending'")} AS pending_all,
+    ${count("w.state = 'pending' AND w.attempt > 0")} AS retrying,
+    ${count("w.state = 'running'")} AS running,
+    ${count("w.state = 'finished'")} AS finished,
+    ${count(STATE_SQL.failed)} AS failed,
+    ${count(STATE_SQL.canceled)} AS canceled,
+    (SELECT w.run_at FROM ${work} w WHERE w.pool = n.pool AND w.state = 'pending' AND w.run_at <= $1::bigint
+     ORDER BY w.run_at LIMIT 1) AS oldest_due,
+    ${count("w.state = 'running' AND w.started_at >= $2::bigint")}
+      + ${count("w.state = 'finished' AND w.finished_at >= $2::bigint AND w.started_at >= $2::bigint")}
+      + ${count("w.state = 'pending' AND w.attempt > 0 AND w.started_at >= $2::bigint")} AS started_since,
+    ${count("w.state = 'finished' AND w.finished_at >= $2::bigint")} AS finished_since`;
+}
+
+/**
+ * `in_<state>(pool)`: the pools with work in `state`, a skip through the state's index
+ * (one step per pool) rather than a read of every entry. NULL ends the list.
+ */
+function poolsIn(work: string, state: string): string {
+  return `in_${state}(pool) AS (
+      SELECT min(w.pool) FROM ${work} w WHERE w.state = '${state}'
+      UNION ALL SELECT (SELECT min(w.pool) FROM ${work} w WHERE w.state = '${state}' AND w.pool > p.pool) FROM in_${state} p
+      WHERE p.pool IS NOT NULL)`;
+}
+
+function named(text: string): Statement {
+  return { name: `workpool_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`, text };
+}
+
+/** The fixed admin statements of a schema. */
+function adminSql(schema: string) {
+  const s = quoteIdent(schema);
+  const work = `${s}.work`;
+  return {
+    readPools: named(`WITH RECURSIVE ${poolsIn(work, "pending")}, ${poolsIn(work, "running")}, ${poolsIn(work, "finished")},
+      n AS (SELECT name AS pool FROM ${s}.pools
+        UNION SELECT pool FROM in_pending UNION SELECT pool FROM in_running UNION SELECT pool FROM in_finished)
+      -- The NULL that ends each skip is no pool.
+      SELECT n.pool AS name, p.max_parallelism, p.paused_from, ${poolCounts(work)}
+      FROM n LEFT JOIN ${s}.pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`),
+    readWorkDetail: named(`SELECT ${WORK_COLUMNS.join(", ")}, attempt_log::text AS attempt_log FROM ${work} WHERE id = $1::text`),
+    // $1 pool, $2 channel (the workers of every process re-read the limit), $3 new limit.
+    pause: named(`WITH u AS (UPDATE ${s}.pools SET paused_from = max_parallelism, max_parallelism = 0
+        WHERE name = $1::text AND paused_from IS NULL RETURNING name)
+      SELECT pg_notify($2::text, u.name) FROM u`),
+    resume: named(`WITH u AS (UPDATE ${s}.pools SET max_parallelism = paused_from, paused_from = NULL
+        WHERE name = $1::text AND paused_from IS NOT NULL RETURNING name)
+      SELECT pg_notify($2::text, u.name) FROM u`),
+    setLimit: named(`WITH u AS (UPDATE ${s}.pools SET max_parallelism = $3::int, paused_from = NULL WHERE name = $1::text RETURNING name)
+      SELECT pg_notify($2::text, u.name) FROM u`),
+  };
+}
+
+interface PgPoolReadRow {
+  name: string;
+  max_parallelism: number | null;
+  paused_from: number | null;
+  pending_all: number;
+  retrying: number;
+  running: number;
+  finished: number;
+  failed: number;
+  canceled: number;
+  oldest_due: string | number | null;
+  started_since: number;
+  finished_since: number;
+}
+
+interface PgListRow {
+  id: string;
+  pool: string;
+  kind: string;
+  fn_name: string;
+  name: string | null;
+  state: string;
+  result_kind: string | null;
+  attempt: number;
+  run_at: string | number;
+  enqueued_at: string | number;
+  started_at: string | number | null;
+  finished_at: string | number | null;
+}
+
+const numOrNull = (v: string | number | null): number | null => (v === null ? null : Number(v));
+
+/** The admin reads and writes of one schema. */
+export class PgAdmin {
+  private readonly sql: ReturnType<typeof adminSql>;
+  private readonly lists = new Map<string, Statement>();
+
+  constructor(
+    private readonly schema: string,
+    private readonly channel: string,
+  ) {
+    this.sql = adminSql(schema);
+  }
+
+  /**
+   * In a transaction of its own, with JIT compilation off: the estimated cost of the
+   * counts passes the JIT's threshold with a few pools, and compiling took a second and a
+   * half where the query itself takes 50 ms (notes/admin-queries.md in the bench).
+   */
+  async readPools(pool: Pool, now: number, since: number): Promise<PoolRead[]> {
+    const rows = await inTransaction(pool, async (client) => {
+      await client.query("SET LOCAL jit = off");
+      return (await run<PgPoolReadRow>(client, this.sql.readPools, [now, since])).rows;
+    });
+    return rows.map((r) => ({
+      name: r.name,
+      maxParallelism: r.max_parallelism,
+      pausedFrom: r.paused_from,
+      pending: r.pending_all - r.retrying,
+      retrying: r.retrying,
+      running: r.running,
+      success: r.finished - r.failed - r.canceled,
+      failed: r.failed,
+      canceled: r.canceled,
+      oldestDueRunAt: numOrNull(r.oldest_due),
+      startedSince: r.started_since,
+      finishedSince: r.finished_since,
+    }));
+  }
+
+  async listWork(db: Queryable, pool: string, q: WorkListQuery): Promise<WorkListRow[]> {
+    const where = ["w.pool = $1::text"];
+    const params: unknown[] = [pool, q.limit];
+    const param = (value: unknown, type: string): string => `$${params.push(value)}::${type}`;
+    if (q.state !== null) where.push(STATE_SQL[q.state]);
+    if (q.fnName !== null) where.push(`w.fn_name = ${param(q.fnName, "text")}`);
+    if (q.id !== null) where.push(`w.id = ${param(q.id, "text")}`);
+    if (q.prefix !== null) {
+      const p = param(q.prefix, "text");
+      where.push(`(starts_with(w.fn_name, ${p}) OR starts_with(w.name, ${p}))`);
+    }
+    if (q.beforeId !== null) where.push(`w.id < ${param(q.beforeId, "text")}`);
+    const text = `SELECT ${LIST_COLUMNS} FROM ${quoteIdent(this.schema)}.work w WHERE ${where.join(" AND ")}
+      ORDER BY w.id DESC LIMIT $2::int`;
+    let stmt = this.lists.get(text);
+    if (!stmt) this.lists.set(text, (stmt = named(text)));
+    const { rows } = await run<PgListRow>(db, stmt, params);
+    return rows.map((r) => ({
+      id: r.id,
+      pool: r.pool,
+      kind: r.kind as WorkListRow["kind"],
+      fnName: r.fn_name,
+      name: r.name,
+      state: r.state as WorkListRow["state"],
+      resultKind: r.result_kind as WorkListRow["resultKind"],
+      attempt: r.attempt,
+      runAt: Number(r.run_at),
+      enqueuedAt: Number(r.enqueued_at),
+      startedAt: numOrNull(r.started_at),
+      finishedAt: numOrNull(r.finished_at),
+    }));
+  }
+
+  async readWorkDetail(db: Queryable, id: string): Promise<WorkDetailRow | null> {
+    const { rows } = await run<PgWorkRow & { attempt_log: string | null }>(db, this.sql.readWorkDetail, [id]);
+    const row = rows[0];
+    return row ? { ...toWorkRow(row), attemptLog: row.attempt_log } : null;
+  }
+
+  async changePoolLimit(db: Queryable, pool: string, change: PoolLimitChange): Promise<void> {
+    if ("pause" in change) await run(db, this.sql.pause, [pool, this.channel]);
+    else if ("resume" in change) await run(db, this.sql.resume, [pool, this.channel]);
+    else await run(db, this.sql.setLimit, [pool, this.channel, change.maxParallelism]);
+  }
+
+  /** The highest migration recorded in the schema; 0 when the schema or its migrations table is missing. */
+  async schemaVersion(db: Queryable): Promise<number> {
+    const table = `${quoteIdent(this.schema)}.migrations`;
+    const exists = await db.query<{ t: string | null }>({ text: "SELECT to_regclass($1) AS t", values: [table] });
+    if (exists.rows[0]?.t == null) return 0;
+    const { rows } = await db.query<{ v: number }>({ text: `SELECT coalesce(max(version), 0)::int AS v FROM ${table}` });
+    return rows[0]!.v;
+  }
+}

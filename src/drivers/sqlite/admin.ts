@@ -1,0 +1,200 @@
+/**
+ * The SQLite statements behind the admin API (AdminOps in the driver interface): pool
+ * summaries, listings and one work's detail, and changes to a pool's stored limit. Each
+ * listing filter is literal SQL, so SQLite can match it to a partial index; the
+ * statements are prepared once per connection and filter combination.
+ */
+import type { Database, Statement } from "better-sqlite3";
+import type { PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow, WorkListState } from "../../driver/admin-ops.js";
+import { toWorkRow, type SqliteWorkRow } from "./rows.js";
+
+/** The listing's state filters. The finished kinds repeat the partial index's term, so SQLite uses it. */
+const STATE_SQL: Record<WorkListState, string> = {
+  pending: "state = 'pending' AND attempt = 0",
+  retrying: "state = 'pending' AND attempt > 0",
+  running: "state = 'running'",
+  finished: "state = 'finished'",
+  success: `state = 'finished' AND result LIKE '{"kind":"success"%'`,
+  failed: `state = 'finished' AND result NOT LIKE '{"kind":"success"%' AND result LIKE '{"kind":"failed"%'`,
+  canceled: `state = 'finished' AND result NOT LIKE '{"kind":"success"%' AND result LIKE '{"kind":"canceled"%'`,
+};
+
+/**
+ * The states whose partial index is not in id order (pending by run_at, finished by
+ * finished_at): listing through it sorts every match, listing in id order (the table
+ * itself) passes every newer row that does not match. Up to this many matches, the index
+ * and a sort are taken; past it, the table in id order (`+state` keeps SQLite off the
+ * partial index), which then finds matches densely.
+ */
+const SORT_AT_MOST = 1000;
+const SCANNED_IN_ID_ORDER: Partial<Record<WorkListState, { count: string; scan: string }>> = {
+  pending: { count: "state = 'pending'", scan: "+state = 'pending' AND attempt = 0" },
+  finished: { count: "state = 'finished'", scan: "+state = 'finished'" },
+  success: { count: "state = 'finished'", scan: `+state = 'finished' AND result LIKE '{"kind":"success"%'` },
+};
+
+const RESULT_KIND = `CASE WHEN state <> 'finished' THEN NULL
+    WHEN result LIKE '{"kind":"success"%' THEN 'success'
+    WHEN result LIKE '{"kind":"failed"%' THEN 'failed' ELSE 'canceled' END`;
+
+const LIST_COLUMNS = `id, pool, kind, fn_name, name, state, ${RESULT_KIND} AS result_kind, attempt, run_at, enqueued_at, started_at, finished_at`;
+
+/**
+ * Counts of one pool, each through an index on (pool, …) of its state. Unqualified columns
+ * are the subquery's own row's (w), written as in STATE_SQL so the partial indexes match.
+ */
+const POOL_COUNTS = `
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending') AS pending_all,
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.attempt > 0) AS retrying,
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'running') AS running,
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished') AS finished,
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND ${STATE_SQL.failed}) AS failed,
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND ${STATE_SQL.canceled}) AS canceled,
+  (SELECT min(run_at) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.run_at <= @now) AS oldest_due,
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'running' AND w.started_at >= @since)
+  + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since AND w.started_at >= @since)
+  + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.attempt > 0 AND w.started_at >= @since)
+    AS started_since,
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since) AS finished_since`;
+
+/** Pool names with work in one state: a skip through the state's index, one step per pool. */
+const poolsIn = (state: string): string => `SELECT * FROM (WITH RECURSIVE p(pool) AS (
+      SELECT min(pool) FROM workpool_work WHERE state = '${state}'
+      UNION ALL SELECT (SELECT min(pool) FROM workpool_work WHERE state = '${state}' AND pool > p.pool) FROM p WHERE p.pool IS NOT NULL)
+    SELECT pool FROM p WHERE pool IS NOT NULL)`;
+
+const SQL = {
+  readPools: `WITH n AS (
+      SELECT name AS pool FROM workpool_pools
+      UNION ${poolsIn("pending")} UNION ${poolsIn("running")} UNION ${poolsIn("finished")})
+    SELECT n.pool AS name, p.max_parallelism, p.paused_from, ${POOL_COUNTS}
+    FROM n LEFT JOIN workpool_pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`,
+  readWorkDetail: `SELECT * FROM workpool_work WHERE id = ?`,
+  pause: `UPDATE workpool_pools SET paused_from = max_parallelism, max_parallelism = 0 WHERE name = ? AND paused_from IS NULL`,
+  resume: `UPDATE workpool_pools SET max_parallelism = paused_from, paused_from = NULL WHERE name = ? AND paused_from IS NOT NULL`,
+  setLimit: `UPDATE workpool_pools SET max_parallelism = ?, paused_from = NULL WHERE name = ?`,
+  schemaVersion: `SELECT coalesce(max(version), 0) AS v FROM workpool_migrations`,
+  ...Object.fromEntries(
+    Object.entries(SCANNED_IN_ID_ORDER).map(([state, { count }]) => [
+      `count_${state}`,
+      `SELECT count(*) AS n FROM (SELECT 1 FROM workpool_work WHERE pool = ? AND ${count} LIMIT ${SORT_AT_MOST + 1})`,
+    ]),
+  ),
+} as const;
+
+interface SqlitePoolReadRow {
+  name: string;
+  max_parallelism: number | null;
+  paused_from: number | null;
+  pending_all: number;
+  retrying: number;
+  running: number;
+  finished: number;
+  failed: number;
+  canceled: number;
+  oldest_due: number | null;
+  started_since: number;
+  finished_since: number;
+}
+
+interface SqliteListRow {
+  id: string;
+  pool: string;
+  kind: string;
+  fn_name: string;
+  name: string | null;
+  state: string;
+  result_kind: string | null;
+  attempt: number;
+  run_at: number;
+  enqueued_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+function toListRow(r: SqliteListRow): WorkListRow {
+  return {
+    id: r.id,
+    pool: r.pool,
+    kind: r.kind as WorkListRow["kind"],
+    fnName: r.fn_name,
+    name: r.name,
+    state: r.state as WorkListRow["state"],
+    resultKind: r.result_kind as WorkListRow["resultKind"],
+    attempt: r.attempt,
+    runAt: r.run_at,
+    enqueuedAt: r.enqueued_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+/** The admin statements of one connection. */
+export class SqliteAdminStatements {
+  private readonly fixed: { [K in keyof typeof SQL]: Statement };
+  private readonly lists = new Map<string, Statement>();
+
+  constructor(private readonly db: Database) {
+    const prepared: Partial<Record<keyof typeof SQL, Statement>> = {};
+    for (const key of Object.keys(SQL) as (keyof typeof SQL)[]) prepared[key] = db.prepare(SQL[key]);
+    this.fixed = prepared as { [K in keyof typeof SQL]: Statement };
+  }
+
+  readPools(now: number, since: number): PoolRead[] {
+    return (this.fixed.readPools.all({ now, since }) as SqlitePoolReadRow[]).map((r) => ({
+      name: r.name,
+      maxParallelism: r.max_parallelism,
+      pausedFrom: r.paused_from,
+      pending: r.pending_all - r.retrying,
+      retrying: r.retrying,
+      running: r.running,
+      success: r.finished - r.failed - r.canceled,
+      failed: r.failed,
+      canceled: r.canceled,
+      oldestDueRunAt: r.oldest_due,
+      startedSince: r.started_since,
+      finishedSince: r.finished_since,
+    }));
+  }
+
+  listWork(pool: string, q: WorkListQuery): WorkListRow[] {
+    const where = ["pool = @pool", ...(q.state === null ? [] : [this.stateTerm(pool, q.state)])];
+    if (q.fnName !== null) where.push("fn_name = @fn_name");
+    if (q.id !== null) where.push("id = @id");
+    if (q.prefix !== null) where.push("(substr(fn_name, 1, length(@prefix)) = @prefix OR substr(name, 1, length(@prefix)) = @prefix)");
+    if (q.beforeId !== null) where.push("id < @before");
+    const sql = `SELECT ${LIST_COLUMNS} FROM workpool_work WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT @limit`;
+    let stmt = this.lists.get(sql);
+    if (!stmt) this.lists.set(sql, (stmt = this.db.prepare(sql)));
+    const params: Record<string, string | number> = { pool, limit: q.limit };
+    if (q.fnName !== null) params.fn_name = q.fnName;
+    if (q.id !== null) params.id = q.id;
+    if (q.prefix !== null) params.prefix = q.prefix;
+    if (q.beforeId !== null) params.before = q.beforeId;
+    return (stmt.all(params) as SqliteListRow[]).map(toListRow);
+  }
+
+  /** The state filter's SQL, in the form that lists fastest for the pool's current rows (see SORT_AT_MOST). */
+  private stateTerm(pool: string, state: WorkListState): string {
+    const scanned = SCANNED_IN_ID_ORDER[state];
+    if (!scanned) return STATE_SQL[state];
+    const { n } = this.fixed[`count_${state}` as keyof typeof SQL].get(pool) as { n: number };
+    return n > SORT_AT_MOST ? scanned.scan : STATE_SQL[state];
+  }
+
+  readWorkDetail(id: string): WorkDetailRow | null {
+    const row = this.fixed.readWorkDetail.get(id) as (SqliteWorkRow & { attempt_log: string | null }) | undefined;
+    return row ? { ...toWorkRow(row), attemptLog: row.attempt_log } : null;
+  }
+
+  /** Applies the change in the caller's write transaction. */
+  changePoolLimit(pool: string, change: PoolLimitChange): void {
+    if ("pause" in change) this.fixed.pause.run(pool);
+    else if ("resume" in change) this.fixed.resume.run(pool);
+    else this.fixed.setLimit.run(change.maxParallelism, pool);
+  }
+
+  schemaVersion(): number {
+    return (this.fixed.schemaVersion.get() as { v: number }).v;
+  }
+}
