@@ -62,3 +62,48 @@ export function errorText(e: unknown): string {
   const text = attempt(() => (e instanceof Error ? fromError(e) : fromValue(e)));
   return storableText(text ?? `unprintable thrown value (${kindOf(e)})`);
 }
+
+/** Longest stack kept in an attempt's record, in UTF-16 code units. */
+export const MAX_STACK_TEXT = 8 * 1024;
+
+/** What an attempt's record keeps of a thrown Error beyond its message. */
+export interface ErrorDetail {
+  name?: string;
+  stack?: string;
+}
+
+/**
+ * Where workpool's internals are (the executor that calls handlers): their stack frames are
+ * the same for every handler's error. Bundled into one file with the app, no frame is there.
+ */
+const OWN_CODE = new URL("./internal/", import.meta.url).href;
+
+/**
+ * A stack without the frames of workpool's own code (the executor that called the
+ * handler) and of Node's internals: what is left is the handler's.
+ */
+function handlerFrames(stack: string): string {
+  if (!stack.includes(OWN_CODE) && !stack.includes("(node:internal/")) return stack;
+  return stack
+    .split("\n")
+    .filter((line) => !(/^\s+at /.test(line) && (line.includes(OWN_CODE) || line.includes("(node:internal/"))))
+    .join("\n");
+}
+
+/**
+ * The name and stack of a thrown Error, storable (the stack without workpool's and Node's
+ * own frames, and cut at MAX_STACK_TEXT); empty for anything else. Never throws: a getter
+ * that throws, or a value that is not a string, leaves that field out.
+ */
+export function errorDetail(e: unknown): ErrorDetail {
+  const detail: ErrorDetail = {};
+  if (!attempt(() => e instanceof Error)) return detail;
+  const name = attempt(() => (e as Error).name);
+  if (typeof name === "string" && name) detail.name = storableText(name.slice(0, 200));
+  const stack = attempt(() => (e as Error).stack);
+  if (typeof stack === "string" && stack) {
+    const clean = storableText(handlerFrames(stack));
+    detail.stack = clean.length > MAX_STACK_TEXT ? `${clean.slice(0, MAX_STACK_TEXT)}… (cut)` : clean;
+  }
+  return detail;
+}

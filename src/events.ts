@@ -70,6 +70,8 @@ export interface CompletedEvent {
   completedAt: number;
   /** completedAt - enqueuedAt. */
   lagSinceEnqueuedMs: number;
+  /** How long the attempt ran: completedAt - its start. Absent for work canceled before it started. */
+  durationMs?: number;
   /** The error message, for `failed` and `retrying`. */
   error?: string;
 }

@@ -195,7 +195,8 @@ function checkLogger(value: unknown): Logger {
   return value as Logger;
 }
 
-function checkClock(value: unknown): Clock {
+/** Validates an injected clock (now, setTimeout, clearTimeout) and checks its readings (see checkedClock). */
+export function checkClock(value: unknown): Clock {
   const v = value as Record<string, unknown> | null;
   if (typeof v !== "object" || v === null || !["now", "setTimeout", "clearTimeout"].every((m) => typeof v[m] === "function")) {
     throw new InvalidArgumentError("clock", "must have now, setTimeout and clearTimeout methods");

@@ -10,7 +10,7 @@ import { encodeJson } from "../json.js";
 import { isNonRetryable } from "../retry.js";
 import type { AttemptOutcome } from "./transitions/outcome.js";
 import { finishMutation } from "./transitions/finish.js";
-import { errorText } from "../error-text.js";
+import { errorDetail, errorText } from "../error-text.js";
 import type { PoolRuntime } from "./runtime.js";
 import { AttemptAbort, AttemptAbortedError } from "./attempt-abort.js";
 import { fallbackLevels, writeFallback } from "./transitions/fallback.js";
@@ -64,7 +64,7 @@ export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: At
     }
   } catch (e) {
     if (abort.aborted) return fromAbort(abort);
-    return { kind: "failed", error: errorText(e), retryable: !isNonRetryable(e) };
+    return { kind: "failed", error: errorText(e), retryable: !isNonRetryable(e), detail: errorDetail(e) };
   } finally {
     if (timer !== null) clock.clearTimeout(timer);
   }
@@ -152,7 +152,7 @@ function runMutationTransaction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promise<
       const value = await ops.savepoint(async () => checkReturnValue(await handler.fn(ctx, JSON.parse(row.args))));
       return { kind: "success", returnValue: value };
     } catch (e) {
-      return { kind: "failed", error: errorText(e), retryable: false };
+      return { kind: "failed", error: errorText(e), retryable: false, detail: errorDetail(e) };
     }
   });
 }

@@ -16,4 +16,9 @@ export interface PoolRuntime<Tx> {
   readonly handlers: HandlerRegistry<Tx>;
   /** Unique id of this pool instance's worker (host, pid and random part). */
   readonly workerId: string;
+  /**
+   * True for a runtime that has no handlers (the admin API's): work it finishes keeps its
+   * onComplete pending, due at once, and a worker of the pool delivers it.
+   */
+  readonly defersOnComplete?: boolean;
 }

@@ -78,6 +78,9 @@ export const postgresHarness: StoreHarness<PoolClient> = {
     const store = postgresStore(options as Parameters<typeof postgresStore>[0]);
     await store.close();
   },
+  async secondStore(h) {
+    return postgresStore({ connectionString: DATABASE_URL, schema: (h as PgHarnessStore).schema });
+  },
   async wrongTxValues(h) {
     const { app } = h as PgHarnessStore;
     const idle = await app.connect();

@@ -51,6 +51,9 @@ export const sqliteHarness: StoreHarness<Database> = {
     const store = sqliteStore(options as Parameters<typeof sqliteStore>[0]);
     await store.close();
   },
+  async secondStore(h) {
+    return sqliteStore({ filename: (h as SqliteHarnessStore).path });
+  },
   async wrongTxValues(h) {
     const path = (h as SqliteHarnessStore).path;
     const other = tempDbPath();

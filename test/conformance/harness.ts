@@ -38,6 +38,8 @@ export interface StoreHarness<Tx> {
    * what it made.
    */
   createStoreWith(h: HarnessStore<Tx>, extra: Record<string, unknown>, inherit?: boolean): Promise<void>;
+  /** Another store on the same database (file or schema), as another process would open it; the caller closes it. */
+  secondStore(h: HarnessStore<Tx>): Promise<Store<Tx>>;
   /**
    * Values given as an enqueue's `tx` that this store must refuse: not a connection, a
    * connection with no open transaction, a connection to another database, and the

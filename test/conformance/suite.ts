@@ -19,6 +19,11 @@ import { defineKeyTests } from "./keys.js";
 import { defineKeyProcessTests } from "./keys-processes.js";
 import { defineUniqueKeyTests } from "./unique.js";
 import { defineKeysInputTests } from "./keys-input.js";
+import { defineAdminReadTests } from "./admin-reads.js";
+import { defineAdminActionTests } from "./admin-actions.js";
+import { defineAdminPagingTests } from "./admin-paging.js";
+import { defineAdminValidationTests } from "./admin-validation.js";
+import { defineAdminMetricsTests } from "./admin-metrics.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -38,5 +43,10 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineKeyProcessTests(harness);
     defineUniqueKeyTests(harness);
     defineKeysInputTests(harness);
+    defineAdminReadTests(harness);
+    defineAdminActionTests(harness);
+    defineAdminPagingTests(harness);
+    defineAdminValidationTests(harness);
+    defineAdminMetricsTests(harness);
   });
 }

@@ -2,10 +2,11 @@
  * The outcome rule is written twice: in decide() (TypeScript), used by the transaction
  * path, and in SQL in PostgreSQL's complete(), used by the one-call path for batches
  * without onComplete. This test sends the same outcomes through both paths, on twin
- * rows of two pools, and compares the rows and report counters they leave.
+ * rows of two pools, and compares the rows (attempt logs included) and report counters they leave.
  */
 import { afterEach, expect, test } from "vitest";
 import { DRIVER, type Driver, type NewWork, type WorkRow } from "../../src/driver/driver.js";
+import type { WorkDetailRow } from "../../src/driver/admin-ops.js";
 import { EventHub, PoolLogger } from "../../src/events.js";
 import { HandlerRegistry } from "../../src/handlers.js";
 import { newWorkId } from "../../src/ids.js";
@@ -46,7 +47,7 @@ const CASES: { name: string; retry: NewWork["retry"]; outcome: AttemptOutcome; a
   {
     name: "failure with retries left",
     retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
-    outcome: { kind: "failed", error: "boom", retryable: true },
+    outcome: { kind: "failed", error: "boom", retryable: true, detail: { name: "TypeError", stack: "TypeError: boom\n    at job" } },
   },
   {
     name: "failure on the last attempt",
@@ -64,7 +65,7 @@ const CASES: { name: string; retry: NewWork["retry"]; outcome: AttemptOutcome; a
   {
     name: "cancel racing a retryable failure",
     retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
-    outcome: { kind: "failed", error: "x", retryable: true },
+    outcome: { kind: "failed", error: "x", retryable: true, detail: { name: "Error" } },
     before: "cancel",
   },
   {
@@ -111,9 +112,10 @@ async function prepare(driver: Driver<PoolClient>, pool: string): Promise<WorkRo
   return rows.map((r) => byId.get(r.id)!);
 }
 
-/** The columns a transition writes, without the id and pool. */
-function comparable(r: WorkRow): Record<string, unknown> {
+/** The columns a transition writes, without the id and pool (the attempt log parsed: PostgreSQL orders a JSON object's keys its own way). */
+function comparable(r: WorkDetailRow): Record<string, unknown> {
   return {
+    attemptLog: r.attemptLog === null ? null : (JSON.parse(r.attemptLog) as unknown),
     state: r.state,
     attempt: r.attempt,
     runAt: r.runAt,
@@ -144,12 +146,8 @@ test("the one-call complete() and the transaction path leave the same rows for t
     const claimed = await prepare(driver, pool);
     const batch: FinishEntry[] = claimed.map((row, i) => ({ row, outcome: CASES[i]!.outcome, level: 0 }));
     await finishActions(rt, batch, () => null);
-    const after = await driver.readWork(
-      pool,
-      claimed.map((r) => r.id),
-    );
-    const byId = new Map(after.map((r) => [r.id, r]));
-    results.push(claimed.map((r) => comparable(byId.get(r.id)!)));
+    const after = await Promise.all(claimed.map((r) => driver.readWorkDetail(r.id)));
+    results.push(after.map((r) => comparable(r!)));
     stats.push(await driver.readStats(pool));
   }
   for (const [i, c] of CASES.entries()) expect(results[1]![i], c.name).toEqual(results[0]![i]);
@@ -167,4 +165,19 @@ test("the one-call complete() and the transaction path leave the same rows for t
     'finished:{"kind":"canceled"}',
     "running:",
   ]);
+  // Each attempt that threw has its record, with what its Error said; a cancel that won names the outcome.
+  const logs = results[0]!.map((r) => r.attemptLog as { attempt: number; outcome: string; error: Record<string, string> }[] | null);
+  expect(logs[0]).toBeNull();
+  expect(logs[1]).toEqual([
+    {
+      attempt: 1,
+      startedAt: T0,
+      endedAt: T0 + 50,
+      outcome: "retrying",
+      error: { message: "boom", name: "TypeError", stack: "TypeError: boom\n    at job" },
+    },
+  ]);
+  expect(logs[2]).toEqual([{ attempt: 1, startedAt: T0, endedAt: T0 + 50, outcome: "failed", error: { message: "boom" } }]);
+  expect(logs[7]).toEqual([{ attempt: 1, startedAt: T0, endedAt: T0 + 50, outcome: "canceled", error: { message: "x", name: "Error" } }]);
+  expect(logs[8]).toBeNull();
 });

@@ -70,6 +70,13 @@ test("npm pack produces a package a fresh project can import", () => {
     "dist/drivers/sqlite/migrations/001_baseline.sql",
     "dist/drivers/postgres/index.js",
     "dist/drivers/postgres/migrations/001_baseline.sql",
+    "dist/drivers/sqlite/migrations/002_priorities_keys.sql",
+    "dist/drivers/sqlite/migrations/003_admin.sql",
+    "dist/drivers/postgres/migrations/002_priorities_keys.sql",
+    "dist/drivers/postgres/migrations/003_admin.sql",
+    "dist/admin/index.js",
+    "dist/admin/index.d.ts",
+    "dist/cli/main.js",
     "README.md",
     "LICENSE",
     "CHANGELOG.md",
@@ -95,11 +102,18 @@ const id = await pool.enqueueAction(hello, { name: "world" });
 await pool.runOnce();
 const s = await pool.status(id);
 console.log(s.result.returnValue, typeof NonRetryableError);
+const { workpoolAdmin } = await import("workpool/admin");
+console.log((await workpoolAdmin(store).pools()).map((p) => p.name + ":" + p.counts.success).join());
 await store.close();
 `,
   );
   const printed = execFileSync(process.execPath, ["main.mjs"], { cwd: app, encoding: "utf8" });
-  expect(printed.trim()).toBe("hello world function");
+  expect(printed.trim()).toBe("hello world function\ndefault:1");
+  // The package's bin, as npx would find it.
+  const pkg = JSON.parse(readFileSync(join(app, "node_modules", "workpool", "package.json"), "utf8")) as { bin: Record<string, string> };
+  const bin = join(app, "node_modules", "workpool", pkg.bin.workpool!);
+  const stats = execFileSync(process.execPath, [bin, "--db", "app.db", "stats"], { cwd: app, encoding: "utf8" });
+  expect(stats).toMatch(/^Pool {3,}default\n/);
 
   writeFileSync(
     join(app, "entries.mjs"),
@@ -117,6 +131,7 @@ console.log("ok");
     join(app, "main.ts"),
     `import { Workpool, type Status } from "workpool";
 import { sqliteStore } from "workpool/sqlite";
+import { workpoolAdmin, type PoolSummary } from "workpool/admin";
 const pool = new Workpool(sqliteStore({ filename: ":memory:" }));
 const add = pool.defineAction("add", (_ctx, args: { a: number; b: number }) => args.a + args.b);
 export async function run(): Promise<Status> {
@@ -124,6 +139,9 @@ export async function run(): Promise<Status> {
   // @ts-expect-error args are checked against the handler's type
   await pool.enqueueAction(add, { a: "1" });
   return pool.status(id);
+}
+export async function pools(): Promise<PoolSummary[]> {
+  return workpoolAdmin(sqliteStore({ filename: ":memory:" })).pools();
 }
 `,
   );

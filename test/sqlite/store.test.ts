@@ -8,6 +8,7 @@ import { quietLogger as quiet } from "../helpers/common.js";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { tempDbPath } from "../helpers/tmp.js";
+import { loadMigrations } from "../../src/driver/migrations.js";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -56,7 +57,10 @@ test("a database with a newer schema than this code is refused with a clear erro
   const store = sqliteStore({ filename: tmp.path });
   store.db.prepare("INSERT INTO workpool_migrations (version, name, applied_at) VALUES (99, '099_future', 0)").run();
   void store.close();
-  expect(() => sqliteStore({ filename: tmp.path })).toThrow(/schema is at version 99, but this version of workpool knows only up to 2/);
+  const known = loadMigrations(new URL("../../src/drivers/sqlite/migrations/", import.meta.url)).length;
+  expect(() => sqliteStore({ filename: tmp.path })).toThrow(
+    `schema is at version 99, but this version of workpool knows only up to ${known}.`,
+  );
 });
 
 test("a file made by an unreleased development build is refused with a clear error, and nothing in it changes", () => {
@@ -98,11 +102,12 @@ test("a file made by an unreleased development build is refused with a clear err
 test("opening the same file twice migrates once", async () => {
   const tmp = tempDbPath();
   cleanups.push(() => tmp.remove());
+  const versions = loadMigrations(new URL("../../src/drivers/sqlite/migrations/", import.meta.url)).length;
   const a = sqliteStore({ filename: tmp.path });
   const b = sqliteStore({ filename: tmp.path });
-  expect((a.db.prepare("SELECT count(*) AS n FROM workpool_migrations").get() as { n: number }).n).toBe(2);
+  expect((a.db.prepare("SELECT count(*) AS n FROM workpool_migrations").get() as { n: number }).n).toBe(versions);
   await b.migrate();
-  expect((a.db.prepare("SELECT count(*) AS n FROM workpool_migrations").get() as { n: number }).n).toBe(2);
+  expect((a.db.prepare("SELECT count(*) AS n FROM workpool_migrations").get() as { n: number }).n).toBe(versions);
   await a.close();
   await b.close();
 });

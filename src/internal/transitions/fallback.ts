@@ -36,9 +36,10 @@ export function fallbackTransition(t: Transition, level: number, reason: string)
   if (level === 0) return t;
   const failOutcome = level !== 2 && t.status !== "canceled";
   const refuseOnComplete = level >= 2 && t.row.onComplete !== null;
+  // The attempt's record is left out too: it may be what the store refused.
   const out: Transition = failOutcome
     ? { row: t.row, status: "failed", result: { kind: "failed", error: reason }, error: reason }
-    : { ...t };
+    : { ...t, failure: undefined };
   if (refuseOnComplete && out.result) out.onCompleteRefused = reason;
   return out;
 }

@@ -8,7 +8,7 @@ import type { ClaimOptions, ClaimResult, CompletionWrite, TxOps, WorkRow } from 
 import type { CompletedEvent } from "../../events.js";
 import type { PoolRuntime } from "../runtime.js";
 import { fallbackTransition, refusalReason } from "./fallback.js";
-import { completedEvent, decide, type AttemptOutcome, type Transition } from "./outcome.js";
+import { attemptEntry, completedEvent, decide, type AttemptOutcome, type Transition } from "./outcome.js";
 import { applyTransitions, lockCurrentAttempts, warnStaleAttempt } from "./write.js";
 
 /** One action attempt's outcome to write, at a fallback level (0: as it is; see fallback.ts). */
@@ -62,6 +62,7 @@ async function finishInOneCall<Tx>(
     status: t.status,
     result: t.result ? JSON.stringify(t.result) : null,
     runAt: t.runAt ?? null,
+    attemptEntry: attemptEntry(t, now),
   }));
   const options = claimOptions(now);
   const res = await rt.driver.complete!(rt.pool, writes, now, options);

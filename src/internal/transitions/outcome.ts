@@ -4,15 +4,29 @@
  * in PostgreSQL's complete() for batches decided here; test/driver checks both agree.
  */
 import type { WorkRow } from "../../driver/driver.js";
+import type { ErrorDetail } from "../../error-text.js";
 import type { CompletedEvent, CompletionStatus } from "../../events.js";
 import { backoffMs, canRetry } from "../../retry.js";
 import type { RetryBehavior, RunResult } from "../../types.js";
 import type { PoolRuntime } from "../runtime.js";
 import { boundScheduledTime } from "../schedule.js";
 
-/** How one attempt ended, as seen by the worker that ran it. */
+/**
+ * How one attempt ended, as seen by the worker that ran it. A failure's `detail` holds the
+ * name and stack of the Error the handler threw, for the attempt's record.
+ */
 export type AttemptOutcome =
-  { kind: "success"; returnValue: unknown } | { kind: "failed"; error: string; retryable: boolean } | { kind: "canceled" };
+  | { kind: "success"; returnValue: unknown }
+  | { kind: "failed"; error: string; retryable: boolean; detail?: ErrorDetail }
+  | { kind: "canceled" };
+
+/** An attempt that threw (or whose worker was lost), as its record in the attempt log keeps it. */
+export interface AttemptFailure {
+  message: string;
+  detail?: ErrorDetail;
+  /** The attempt's worker stopped renewing its lease. */
+  lost?: boolean;
+}
 
 /** What happens to a row: it finishes with `result`, or goes back to pending until `runAt`. */
 export interface Transition {
@@ -26,6 +40,8 @@ export interface Transition {
    * with its onComplete marked failed for this reason, without running the handler.
    */
   onCompleteRefused?: string;
+  /** Set when the attempt threw or was lost: recorded in the row's attempt log. */
+  failure?: AttemptFailure;
 }
 
 /**
@@ -43,8 +59,10 @@ function effectiveRetry<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, lostWorker: boole
  * request wins over any outcome: canceled work is never retried.
  */
 export function decide<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, outcome: AttemptOutcome, now: number, lostWorker = false): Transition {
+  const failure: AttemptFailure | undefined =
+    outcome.kind === "failed" ? { message: outcome.error, detail: outcome.detail, lost: lostWorker || undefined } : undefined;
   if (row.cancelRequested || outcome.kind === "canceled") {
-    return { row, status: "canceled", result: { kind: "canceled" } };
+    return { row, status: "canceled", result: { kind: "canceled" }, failure };
   }
   if (outcome.kind === "success") {
     return { row, status: "success", result: { kind: "success", returnValue: outcome.returnValue } };
@@ -53,9 +71,24 @@ export function decide<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, outcome: AttemptOu
   if (outcome.retryable && canRetry(retry, row.attempt)) {
     const delay = backoffMs(retry!, row.attempt, rt.options.random, (m) => rt.logger.error(m));
     const runAt = boundScheduledTime(now + delay, now, rt.logger);
-    return { row, status: "retrying", runAt, error: outcome.error };
+    return { row, status: "retrying", runAt, error: outcome.error, failure };
   }
-  return { row, status: "failed", result: { kind: "failed", error: outcome.error }, error: outcome.error };
+  return { row, status: "failed", result: { kind: "failed", error: outcome.error }, error: outcome.error, failure };
+}
+
+/**
+ * The attempt-log record of a transition whose attempt threw or was lost (JSON text), or
+ * null: `{ attempt, startedAt, endedAt, outcome, error: { message, name?, stack? } }`.
+ * Built here only for the attempts that fail, so work that succeeds pays nothing.
+ */
+export function attemptEntry(t: Transition, now: number): string | null {
+  const f = t.failure;
+  if (!f) return null;
+  const error: { message: string; name?: string; stack?: string } = { message: f.message };
+  if (f.detail?.name !== undefined) error.name = f.detail.name;
+  if (f.detail?.stack !== undefined) error.stack = f.detail.stack;
+  const outcome = f.lost ? "lost" : t.status;
+  return JSON.stringify({ attempt: t.row.attempt, startedAt: t.row.startedAt, endedAt: now, outcome, error });
 }
 
 /** A pending row canceled before it started. */
@@ -81,6 +114,7 @@ export function completedEvent<Tx>(
     completedAt: now,
     lagSinceEnqueuedMs: now - row.enqueuedAt,
   };
+  if (row.state === "running" && row.startedAt !== null) event.durationMs = now - row.startedAt;
   if (error !== undefined) event.error = error;
   return event;
 }

@@ -7,11 +7,11 @@ import type { AttemptRef, FinishWrite, PoolStats, RescheduleWrite, TxOps, WorkRo
 import type { CompletedEvent } from "../../events.js";
 import type { PoolRuntime } from "../runtime.js";
 import { deliverOnComplete } from "./on-complete.js";
-import { completedEvent, type Transition } from "./outcome.js";
+import { attemptEntry, completedEvent, type Transition } from "./outcome.js";
 
 /**
- * Writes transitions inside `ops`' transaction, delivers onComplete for finished rows,
- * updates report counters. Returns the events to emit once the transaction commits.
+ * Writes transitions inside `ops`' transaction (with the attempt log's record of each
+ * attempt that threw), delivers onComplete for finished rows, updates report counters. Returns the events to emit once the transaction commits.
  */
 export async function applyTransitions<Tx>(
   rt: PoolRuntime<Tx>,
@@ -27,19 +27,26 @@ export async function applyTransitions<Tx>(
     // Work canceled while pending never ran: it is a cancelation, not a completed attempt.
     if (t.row.state === "running") stats.completed++;
     if (t.result) {
-      finishes.push({ id: t.row.id, result: JSON.stringify(t.result), finishedAt: now, ocState: t.row.onComplete ? "pending" : "none" });
+      finishes.push({
+        id: t.row.id,
+        result: JSON.stringify(t.result),
+        finishedAt: now,
+        ocState: t.row.onComplete ? "pending" : "none",
+        attemptEntry: attemptEntry(t, now),
+      });
       if (t.status === "success") stats.succeeded++;
       else if (t.status === "failed") stats.failed++;
       else stats.canceled++;
     } else {
-      retries.push({ id: t.row.id, runAt: t.runAt! });
+      retries.push({ id: t.row.id, runAt: t.runAt!, attemptEntry: attemptEntry(t, now) });
       stats.retries++;
     }
   }
   if (finishes.length) await ops.finish(finishes);
   if (retries.length) await ops.reschedule(retries);
   for (const t of transitions) {
-    if (!t.result || !t.row.onComplete) continue;
+    // A runtime without handlers (the admin's) leaves the delivery pending, due now, for a worker of the pool.
+    if (!t.result || !t.row.onComplete || rt.defersOnComplete) continue;
     if (t.onCompleteRefused === undefined) await deliverOnComplete(rt, ops, { ...t.row, ocAttempts: 0 }, t.result, now);
     else await ops.updateOnComplete([{ id: t.row.id, ocState: "failed", ocAttempts: 0, ocRunAt: null, ocError: t.onCompleteRefused }]);
   }

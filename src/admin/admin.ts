@@ -1,0 +1,151 @@
+/**
+ * workpoolAdmin(store): the operator's API over a store, usable with no pool or handler
+ * defined in this process. Reads go through the driver's admin operations; every change
+ * goes through the same transitions a pool makes (see actions.ts).
+ */
+import type { Registry } from "prom-client";
+import { systemClock, type Clock } from "../clock.js";
+import type { PoolLimitChange } from "../driver/admin-ops.js";
+import { DRIVER, type Driver, type Store } from "../driver/driver.js";
+import { InvalidArgumentError } from "../errors.js";
+import { checkClock, checkOptionKeys } from "../options.js";
+import type { WorkId } from "../types.js";
+import { AdminActions } from "./actions.js";
+import { AdminMetrics } from "./metrics.js";
+import { toPoolSummary, toWorkDetail, toWorkSummary } from "./reads.js";
+import type { ListOptions, ListPage, ObservablePool, PoolSummary, WorkDetail, WorkpoolAdmin, WorkpoolAdminOptions } from "./types.js";
+import { checkCancelAllFilter, checkId, checkListOptions, checkParallelism, checkPool, checkPurgeOptions } from "./validate.js";
+
+/** The window of PoolSummary.lastMinute, ms. */
+const LAST_MINUTE_MS = 60_000;
+
+class Admin<Tx> implements WorkpoolAdmin {
+  private readonly actions: AdminActions<Tx>;
+  private readonly metricSet: AdminMetrics;
+  private migrated: Promise<void> | null = null;
+
+  constructor(
+    private readonly driver: Driver<Tx>,
+    private readonly clock: Clock,
+  ) {
+    this.actions = new AdminActions(driver, clock);
+    this.metricSet = new AdminMetrics(
+      () => this.pools(),
+      (e) => console.error("workpool: the admin's metrics could not read the store", e),
+    );
+  }
+
+  get registry(): Registry {
+    return this.metricSet.registry;
+  }
+
+  /** Brings the schema up to date once, as a pool does on first use; a failure is tried again next call. */
+  private ready(): Promise<void> {
+    this.migrated ??= this.driver.migrate().catch((e: unknown) => {
+      this.migrated = null;
+      throw e;
+    });
+    return this.migrated;
+  }
+
+  async pools(): Promise<PoolSummary[]> {
+    await this.ready();
+    const now = this.clock.now();
+    return (await this.driver.readPools(now, now - LAST_MINUTE_MS)).map((r) => toPoolSummary(r, now));
+  }
+
+  async list(pool: string, options?: ListOptions): Promise<ListPage> {
+    const name = checkPool(pool);
+    const { query, key } = checkListOptions(options);
+    // No stored work has a key: a key filter matches nothing.
+    if (key !== null) return { items: [], cursor: null };
+    await this.ready();
+    const rows = await this.driver.listWork(name, { ...query, limit: query.limit + 1 });
+    const items = rows.slice(0, query.limit).map(toWorkSummary);
+    return { items, cursor: rows.length > query.limit ? items[items.length - 1]!.id : null };
+  }
+
+  async get(id: WorkId): Promise<WorkDetail | null> {
+    const checked = checkId(id);
+    await this.ready();
+    const row = await this.driver.readWorkDetail(checked);
+    return row ? toWorkDetail(row) : null;
+  }
+
+  async cancel(id: WorkId): Promise<boolean> {
+    const checked = checkId(id);
+    await this.ready();
+    return this.actions.cancel(checked);
+  }
+
+  async cancelAll(pool: string, filter?: { before?: number; handler?: string; key?: string }): Promise<number> {
+    const name = checkPool(pool);
+    const f = checkCancelAllFilter(filter);
+    if (f.key !== null) return 0;
+    await this.ready();
+    // +1: "before the call" includes work enqueued in the same millisecond.
+    return this.actions.cancelAll(name, f.before ?? this.clock.now() + 1, f.fnName);
+  }
+
+  async retry(id: WorkId): Promise<WorkId> {
+    const checked = checkId(id);
+    await this.ready();
+    return this.actions.retry(checked);
+  }
+
+  async purge(pool: string, options: { state: "finished" | "pending"; before?: number }): Promise<number> {
+    const name = checkPool(pool);
+    const o = checkPurgeOptions(options);
+    await this.ready();
+    const before = o.before ?? this.clock.now() + 1;
+    return o.state === "finished" ? this.actions.purgeFinished(name, before) : this.actions.purgePending(name, before);
+  }
+
+  async pause(pool: string): Promise<void> {
+    await this.changeLimit(checkPool(pool), { pause: true });
+  }
+
+  async resume(pool: string): Promise<void> {
+    await this.changeLimit(checkPool(pool), { resume: true });
+  }
+
+  async setParallelism(pool: string, n: number): Promise<void> {
+    const name = checkPool(pool);
+    await this.changeLimit(name, { maxParallelism: checkParallelism(n) });
+  }
+
+  /** Changes the limit of a pool the store knows (one with a stored configuration or with work). */
+  private async changeLimit(pool: string, change: PoolLimitChange): Promise<void> {
+    await this.ready();
+    const known =
+      (await this.driver.readPoolConfig(pool)) !== null ||
+      (await this.driver.listWork(pool, { state: null, fnName: null, id: null, prefix: null, beforeId: null, limit: 1 })).length > 0;
+    if (!known) throw new InvalidArgumentError("pool", `no pool named ${JSON.stringify(pool)} in this store`);
+    await this.actions.changeLimit(pool, change);
+  }
+
+  metrics(): Promise<string> {
+    return this.metricSet.registry.metrics();
+  }
+
+  observe(pool: ObservablePool): () => void {
+    if (typeof pool !== "object" || pool === null || typeof pool.on !== "function" || typeof pool.name !== "string") {
+      throw new InvalidArgumentError("pool", "must be a Workpool (something with a name and on())");
+    }
+    return this.metricSet.observe(pool);
+  }
+}
+
+/**
+ * The admin API over `store` (from sqliteStore() or postgresStore()). It needs no pool or
+ * handler in this process; the store's schema is brought up to date on first use.
+ */
+export function workpoolAdmin(store: unknown, options?: WorkpoolAdminOptions): WorkpoolAdmin {
+  const driver = (store as Partial<Store<unknown>> | null)?.[DRIVER];
+  if (typeof store !== "object" || store === null || !driver) {
+    throw new InvalidArgumentError("store", "must be a store from sqliteStore() or postgresStore()");
+  }
+  const o = (options === undefined ? {} : checkOptionKeys("options", options, ["clock"], "workpoolAdmin()")) as WorkpoolAdminOptions;
+  const clock = o.clock === undefined ? systemClock : checkClock(o.clock);
+  return new Admin(driver, clock);
+}

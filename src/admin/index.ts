@@ -1,0 +1,20 @@
+/**
+ * `workpool/admin`: the operator's API over a store (pools, listing, one work's detail,
+ * cancel, retry, purge, pause and resume, limits) and its Prometheus metrics. Works with
+ * no pool or handler defined in the process.
+ */
+export { workpoolAdmin } from "./admin.js";
+export { METRIC_NAMES } from "./metrics.js";
+export type {
+  AdminStateFilter,
+  AttemptRecord,
+  ListOptions,
+  ListPage,
+  ObservablePool,
+  PoolSummary,
+  RateLimit,
+  WorkDetail,
+  WorkpoolAdmin,
+  WorkpoolAdminOptions,
+  WorkSummary,
+} from "./types.js";

@@ -1,0 +1,85 @@
+/**
+ * How the admin API presents stored rows: pool summaries, list items and one work's
+ * detail, with its attempt history.
+ */
+import type { PoolRead, WorkDetailRow, WorkListRow } from "../driver/admin-ops.js";
+import { DEFAULT_MAX_PARALLELISM } from "../options.js";
+import type { JsonValue, RunResult } from "../types.js";
+import type { AttemptRecord, PoolSummary, WorkDetail, WorkSummary } from "./types.js";
+
+/** Attempts kept per work. */
+const HISTORY = 10;
+
+/** A pool as the store read it at `now`. */
+export function toPoolSummary(r: PoolRead, now: number): PoolSummary {
+  return {
+    name: r.name,
+    maxParallelism: r.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
+    pausedFrom: r.pausedFrom,
+    keyParallelism: null,
+    rateLimit: null,
+    counts: { pending: r.pending, retrying: r.retrying, running: r.running, success: r.success, failed: r.failed, canceled: r.canceled },
+    oldestPendingAgeMs: r.oldestDueRunAt === null ? null : Math.max(0, now - r.oldestDueRunAt),
+    lastMinute: { started: r.startedSince, finished: r.finishedSince },
+  };
+}
+
+/** A listed row. */
+export function toWorkSummary(r: WorkListRow): WorkSummary {
+  return {
+    id: r.id,
+    pool: r.pool,
+    kind: r.kind,
+    handler: r.fnName,
+    name: r.name,
+    state: r.state,
+    resultKind: r.resultKind,
+    attempts: r.attempt,
+    priority: null,
+    key: null,
+    runAt: r.runAt,
+    enqueuedAt: r.enqueuedAt,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+  };
+}
+
+/**
+ * The attempts of a row, oldest first: the stored records of attempts that threw or were
+ * lost, plus the last attempt of finished work when it has none (it succeeded, was
+ * canceled while it ran, or its record was left out).
+ */
+export function attemptHistory(row: WorkDetailRow, result: RunResult | null): AttemptRecord[] {
+  const history = row.attemptLog === null ? [] : (JSON.parse(row.attemptLog) as AttemptRecord[]);
+  const last = history[history.length - 1];
+  if (result && row.attempt > 0 && row.finishedAt !== null && last?.attempt !== row.attempt) {
+    const record: AttemptRecord = { attempt: row.attempt, startedAt: row.startedAt, endedAt: row.finishedAt, outcome: result.kind };
+    if (result.kind === "failed") record.error = { message: result.error };
+    history.push(record);
+  }
+  return history.slice(-HISTORY);
+}
+
+/** Everything about one stored row. */
+export function toWorkDetail(row: WorkDetailRow): WorkDetail {
+  const result = row.result === null ? null : (JSON.parse(row.result) as RunResult<JsonValue | undefined>);
+  return {
+    ...toWorkSummary({ ...row, resultKind: result?.kind ?? null }),
+    args: JSON.parse(row.args) as JsonValue,
+    context: row.context === null ? undefined : (JSON.parse(row.context) as JsonValue),
+    retry: row.retry,
+    timeoutMs: row.timeoutMs,
+    result,
+    onComplete:
+      row.onComplete === null
+        ? null
+        : {
+            handler: row.onComplete,
+            // A row finishes with its delivery "pending"; before that, it has not started.
+            state: row.ocState === "none" ? "pending" : row.ocState,
+            failedAttempts: row.ocAttempts,
+            error: row.ocError,
+          },
+    attemptHistory: attemptHistory(row, result),
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * The admin API's types: what `workpoolAdmin(store)` returns and what its calls take and
+ * give. Exported from `workpool/admin`; the dashboard is built on exactly this shape.
+ */
+import type { Registry } from "prom-client";
+import type { Clock } from "../clock.js";
+import type { WorkpoolEventName, WorkpoolEvents } from "../events.js";
+import type { JsonValue, WorkId } from "../types.js";
+
+/** Filter of list(): a state, or one kind of finished work. `retrying` = pending with attempts made (waiting out a backoff). */
+export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" | "success" | "failed" | "canceled";
+
+/** A rate limit of a pool. */
+export interface RateLimit {
+  limit: number;
+  periodMs: number;
+}
+
+/** One pool as admin.pools() reports it. */
+export interface PoolSummary {
+  name: string;
+  /** The stored limit (0 while paused). A pool that has work but was never started reports the default, 10. */
+  maxParallelism: number;
+  /** Set while paused: the limit resume() restores. null when not paused. */
+  pausedFrom: number | null;
+  /** null until per-key limits exist / when unset. */
+  keyParallelism: number | null;
+  /** null until rate limits exist / when unset. */
+  rateLimit: RateLimit | null;
+  counts: {
+    /** Due or scheduled, never attempted. */
+    pending: number;
+    /** Pending after at least one failed attempt (waiting out a backoff). */
+    retrying: number;
+    running: number;
+    success: number;
+    failed: number;
+    canceled: number;
+  };
+  /** Age of the oldest due pending work, ms; null when none is due. */
+  oldestPendingAgeMs: number | null;
+  /** Attempts started and work finished in the last 60 s (from the store). */
+  lastMinute: { started: number; finished: number };
+}
+
+/** One row of admin.list(). */
+export interface WorkSummary {
+  id: WorkId;
+  pool: string;
+  kind: "action" | "mutation";
+  handler: string;
+  /** Display name (enqueue's `name`), or null. */
+  name: string | null;
+  state: "pending" | "running" | "finished";
+  /** For finished work: how it ended. */
+  resultKind: "success" | "failed" | "canceled" | null;
+  /** Attempts started so far. */
+  attempts: number;
+  priority: number | null;
+  key: string | null;
+  runAt: number;
+  enqueuedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+/** One attempt of a work (the last 10 are kept). */
+export interface AttemptRecord {
+  attempt: number;
+  startedAt: number | null;
+  endedAt: number;
+  outcome: "success" | "failed" | "retrying" | "canceled" | "lost";
+  error?: { message: string; name?: string; stack?: string };
+}
+
+/** Everything about one work: admin.get(id). */
+export interface WorkDetail extends WorkSummary {
+  args: JsonValue;
+  context: JsonValue | undefined;
+  retry: { maxAttempts: number; initialBackoffMs: number; base: number } | null;
+  timeoutMs: number | null;
+  /** The result while retained (finished work). */
+  result: { kind: "success"; returnValue: JsonValue | undefined } | { kind: "failed"; error: string } | { kind: "canceled" } | null;
+  onComplete: { handler: string; state: "pending" | "done" | "failed"; failedAttempts: number; error: string | null } | null;
+  /** Oldest first, at most 10. */
+  attemptHistory: AttemptRecord[];
+}
+
+/** Options of admin.list(). */
+export interface ListOptions {
+  state?: AdminStateFilter;
+  handler?: string;
+  key?: string;
+  /** A work id (exact), or a handler / display name prefix. */
+  search?: string;
+  /** 1..500, default 50. */
+  limit?: number;
+  /** From a previous page's `cursor`. */
+  cursor?: string;
+}
+
+/** One page of admin.list(). */
+export interface ListPage {
+  items: WorkSummary[];
+  /** Pass to the next list() call; null on the last page. Newest first, keyset-paginated. */
+  cursor: string | null;
+}
+
+/** Anything whose events the admin can count for metrics: a `Workpool`. */
+export interface ObservablePool {
+  readonly name: string;
+  on<K extends WorkpoolEventName>(event: K, listener: (e: WorkpoolEvents[K]) => void): () => void;
+}
+
+/** Options of workpoolAdmin(). */
+export interface WorkpoolAdminOptions {
+  /** Time source for ages, "last minute" counts and the times the admin writes. Default: the system clock. */
+  clock?: Clock;
+}
+
+/** The operator's view of a store: see docs/api.md#admin-api. */
+export interface WorkpoolAdmin {
+  /** Every pool in the store (a stored configuration, or work), by name. */
+  pools(): Promise<PoolSummary[]>;
+  /** A page of a pool's work, newest first. */
+  list(pool: string, options?: ListOptions): Promise<ListPage>;
+  /** Everything about one work, or null when the store has no work with this id. */
+  get(id: WorkId): Promise<WorkDetail | null>;
+  /** Cancels one work (as `pool.cancel`): true if this call canceled it or asked its attempt to stop. */
+  cancel(id: WorkId): Promise<boolean>;
+  /** Cancels a pool's unfinished work enqueued before `before` (default: now), optionally of one handler. Returns how many. */
+  cancelAll(pool: string, filter?: { before?: number; handler?: string; key?: string }): Promise<number>;
+  /** A finished failed or canceled work runs again as new work: returns the new id. */
+  retry(id: WorkId): Promise<WorkId>;
+  /**
+   * Deletes a pool's finished work (finished before `before`), or cancels its pending work
+   * (enqueued before `before`) and deletes it. Returns how many.
+   */
+  purge(pool: string, options: { state: "finished" | "pending"; before?: number }): Promise<number>;
+  /** Sets the pool's limit to 0, remembering the limit for resume(). */
+  pause(pool: string): Promise<void>;
+  /** Restores the limit that was set before the pause. */
+  resume(pool: string): Promise<void>;
+  /** Sets the pool's limit (0..10000) for every process; ends a pause. */
+  setParallelism(pool: string, n: number): Promise<void>;
+  /** Prometheus text exposition (gauges from the store + this process's pools' counters). */
+  metrics(): Promise<string>;
+  /** The prom-client registry behind metrics(), for merging with the app's own. */
+  readonly registry: Registry;
+  /** Counts `pool`'s events (enqueued, started, finished, durations) in the metrics. Returns a function that stops it. */
+  observe(pool: ObservablePool): () => void;
+}
