@@ -1,0 +1,141 @@
+/**
+ * The commands that change work: `cancel <id…>`, `cancel-all <pool>`, `retry <id…>` and
+ * `purge <pool>`. The destructive ones ask first on a terminal unless `--yes`.
+ */
+import type { Command } from "commander";
+import type { WorkpoolAdmin } from "../../admin/types.js";
+import { InvalidArgumentError } from "../../errors.js";
+import type { Cli } from "../cli.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import { parseBefore } from "../format.js";
+
+/** Asks on a terminal (unless `yes`); a "no" ends the command with the "declined" exit. */
+async function confirmOrStop(cli: Cli, yes: boolean | undefined, question: string): Promise<void> {
+  if (yes) return;
+  if (!(await cli.out.confirm(question))) throw new CliError("nothing done", EXIT.declined);
+}
+
+/** A pool the store has, or a "not found" error. */
+async function knownPool(admin: WorkpoolAdmin, pool: string): Promise<void> {
+  if (!(await admin.pools()).some((p) => p.name === pool)) throw new CliError(`no pool named "${pool}" in this store`, EXIT.notFound);
+}
+
+type Outcome = { id: string; outcome: string; newId?: string; error?: string };
+
+/** Prints per-id outcomes (a table of lines, or JSON). */
+function report(cli: Cli, json: boolean | undefined, outcomes: readonly Outcome[]): void {
+  if (json) return cli.out.json(outcomes);
+  for (const o of outcomes) {
+    const text = o.newId ? `retried as ${o.newId}` : o.error ? `${o.outcome}: ${o.error}` : o.outcome;
+    cli.out.line(`${o.id}   ${o.outcome === "not found" || o.error ? cli.out.color.red(text) : text}`);
+  }
+}
+
+async function cancelOne(cli: Cli, admin: WorkpoolAdmin, id: string): Promise<Outcome> {
+  const before = await admin.get(id);
+  if (!before) {
+    cli.fail(EXIT.notFound);
+    return { id, outcome: "not found" };
+  }
+  if (await admin.cancel(id)) return { id, outcome: before.state === "running" ? "cancel requested (running)" : "canceled" };
+  cli.fail(EXIT.notApplicable);
+  return { id, outcome: before.state === "finished" ? "already finished" : "already being canceled" };
+}
+
+async function retryOne(cli: Cli, admin: WorkpoolAdmin, id: string): Promise<Outcome> {
+  if (!(await admin.get(id))) {
+    cli.fail(EXIT.notFound);
+    return { id, outcome: "not found" };
+  }
+  try {
+    return { id, outcome: "retried", newId: await admin.retry(id) };
+  } catch (e) {
+    if (!(e instanceof InvalidArgumentError)) throw e;
+    cli.fail(EXIT.notApplicable);
+    return { id, outcome: "not retried", error: e.message.replace(/^workpool: id: /, "") };
+  }
+}
+
+/** Registers `cancel` and `cancel-all`. */
+export function registerCancels(program: Command, cli: Cli): void {
+  program
+    .command("cancel")
+    .description("cancel work: pending work at once, running work through its worker")
+    .argument("<id...>", "work ids")
+    .option("-y, --yes", "do not ask for confirmation")
+    .option("--json", "print JSON")
+    .action(async (ids: string[], o: { yes?: boolean; json?: boolean }, command: Command) => {
+      await cli.withStore(command, async (admin) => {
+        await confirmOrStop(cli, o.yes, `Cancel ${ids.length} work?`);
+        const outcomes: Outcome[] = [];
+        for (const id of ids) outcomes.push(await cancelOne(cli, admin, id));
+        report(cli, o.json, outcomes);
+      });
+    });
+
+  program
+    .command("cancel-all")
+    .description("cancel a pool's unfinished work (pending and running)")
+    .argument("<pool>", "the pool")
+    .option("--before <when>", "only work enqueued before this: an age (30m, 7d), a date, or epoch ms")
+    .option("--handler <name>", "only work of this handler")
+    .option("-y, --yes", "do not ask for confirmation")
+    .option("--json", "print JSON")
+    .action(async (pool: string, o: { before?: string; handler?: string; yes?: boolean; json?: boolean }, command: Command) => {
+      const filter: { before?: number; handler?: string } = {};
+      if (o.before !== undefined) filter.before = parseBefore("--before", o.before, Date.now());
+      if (o.handler !== undefined) filter.handler = o.handler;
+      await cli.withStore(command, async (admin) => {
+        await knownPool(admin, pool);
+        await confirmOrStop(cli, o.yes, `Cancel the unfinished work of pool "${pool}"${o.handler ? ` (handler ${o.handler})` : ""}?`);
+        const canceled = await admin.cancelAll(pool, filter);
+        if (o.json) cli.out.json({ pool, canceled });
+        else cli.out.line(`canceled ${canceled} work in pool "${pool}"`);
+      });
+    });
+}
+
+/** Registers `retry` and `purge`. */
+export function registerRetryAndPurge(program: Command, cli: Cli): void {
+  program
+    .command("retry")
+    .description("run finished work that failed or was canceled again, as new work")
+    .argument("<id...>", "work ids")
+    .option("--json", "print JSON")
+    .action(async (ids: string[], o: { json?: boolean }, command: Command) => {
+      await cli.withStore(command, async (admin) => {
+        const outcomes: Outcome[] = [];
+        for (const id of ids) outcomes.push(await retryOne(cli, admin, id));
+        report(cli, o.json, outcomes);
+      });
+    });
+
+  program
+    .command("purge")
+    .description("delete a pool's finished work, or cancel and delete its pending work")
+    .argument("<pool>", "the pool")
+    .option("--finished", "delete finished work (not work whose onComplete has yet to run)")
+    .option("--pending", "cancel pending work (onComplete still runs, once) and delete it")
+    .option("--before <when>", "only work finished (or, with --pending, enqueued) before this: an age (7d), a date, or epoch ms")
+    .option("-y, --yes", "do not ask for confirmation")
+    .option("--json", "print JSON")
+    .action(
+      async (
+        pool: string,
+        o: { finished?: boolean; pending?: boolean; before?: string; yes?: boolean; json?: boolean },
+        command: Command,
+      ) => {
+        if (o.finished === o.pending) throw new CliError("purge: pass exactly one of --finished or --pending", EXIT.usage);
+        const state = o.finished ? "finished" : "pending";
+        const options: { state: "finished" | "pending"; before?: number } = { state };
+        if (o.before !== undefined) options.before = parseBefore("--before", o.before, Date.now());
+        await cli.withStore(command, async (admin) => {
+          await knownPool(admin, pool);
+          await confirmOrStop(cli, o.yes, `Purge the ${state} work of pool "${pool}"${o.before ? ` (before ${o.before})` : ""}?`);
+          const purged = await admin.purge(pool, options);
+          if (o.json) cli.out.json({ pool, state, purged });
+          else cli.out.line(`purged ${purged} ${state} work from pool "${pool}"`);
+        });
+      },
+    );
+}

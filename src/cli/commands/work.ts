@@ -1,0 +1,145 @@
+/**
+ * `workpool ls <pool>` (a page of a pool's work, newest first) and `workpool show <id>`
+ * (one work in full, with its attempts).
+ */
+import type { Command } from "commander";
+import type { AdminStateFilter, ListOptions, WorkDetail, WorkSummary } from "../../admin/types.js";
+import { ADMIN_STATE_FILTERS } from "../../admin/validate.js";
+import type { Cli } from "../cli.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import { ago, block, duration, parseCount, table, when } from "../format.js";
+import type { Colors } from "../io.js";
+
+/** The state a person reads: pending, retrying, running, or how finished work ended. */
+function stateOf(w: WorkSummary, c: Colors): string {
+  if (w.state === "finished") {
+    const kind = w.resultKind ?? "finished";
+    return kind === "failed" ? c.red(kind) : kind === "success" ? c.green(kind) : c.dim(kind);
+  }
+  if (w.state === "pending") return w.attempts > 0 ? c.yellow("retrying") : "pending";
+  return c.cyan("running");
+}
+
+function workTable(items: readonly WorkSummary[], c: Colors, now: number): string {
+  return table(
+    ["id", "handler", "name", "state", "attempts", "enqueued", "started", "finished"],
+    items.map((w) => [
+      w.id,
+      w.handler,
+      w.name ?? "-",
+      stateOf(w, c),
+      String(w.attempts),
+      ago(w.enqueuedAt, now),
+      ago(w.startedAt, now),
+      ago(w.finishedAt, now),
+    ]),
+  );
+}
+
+function compactJson(value: unknown): string {
+  return value === undefined ? "-" : JSON.stringify(value);
+}
+
+function resultText(w: WorkDetail, c: Colors): string {
+  if (!w.result) return "-";
+  if (w.result.kind === "failed") return c.red(`failed: ${w.result.error}`);
+  if (w.result.kind === "canceled") return "canceled";
+  return `success: ${compactJson(w.result.returnValue)}`;
+}
+
+/** One work in full, then its attempts (with each failure's stack when `stacks`). */
+function detail(w: WorkDetail, c: Colors, now: number, stacks: boolean): string {
+  const pairs: [string, string][] = [
+    ["ID", w.id],
+    ["Pool", w.pool],
+    ["Handler", `${w.handler} (${w.kind})`],
+    ["Name", w.name ?? "-"],
+    ["State", w.state === "finished" ? `finished, ${stateOf(w, c)}` : stateOf(w, c)],
+    ["Attempts", String(w.attempts)],
+    ["Enqueued", when(w.enqueuedAt, now)],
+    ["Run at", when(w.runAt, now)],
+    ["Started", when(w.startedAt, now)],
+    ["Finished", when(w.finishedAt, now)],
+    ["Retry", w.retry ? `maxAttempts ${w.retry.maxAttempts}, initialBackoffMs ${w.retry.initialBackoffMs}, base ${w.retry.base}` : "none"],
+    ["Timeout", w.timeoutMs === null ? "-" : duration(w.timeoutMs)],
+    ["Args", compactJson(w.args)],
+    ["Context", compactJson(w.context)],
+    ["Result", resultText(w, c)],
+    [
+      "onComplete",
+      w.onComplete
+        ? `${w.onComplete.handler}: ${w.onComplete.state}${w.onComplete.failedAttempts ? `, ${w.onComplete.failedAttempts} failed tries` : ""}${w.onComplete.error ? ` (${w.onComplete.error})` : ""}`
+        : "-",
+    ],
+  ];
+  const parts = [block(pairs)];
+  if (w.attemptHistory.length) {
+    const rows = w.attemptHistory.map((a) => [
+      String(a.attempt),
+      a.outcome === "failed" || a.outcome === "lost" ? c.red(a.outcome) : a.outcome,
+      ago(a.startedAt, now),
+      a.startedAt === null ? "-" : duration(a.endedAt - a.startedAt),
+      a.error ? `${a.error.name ? `${a.error.name}: ` : ""}${a.error.message.split("\n")[0]}` : "",
+    ]);
+    parts.push(table(["attempt", "outcome", "started", "took", "error"], rows));
+    if (stacks) {
+      for (const a of w.attemptHistory) if (a.error?.stack) parts.push(`${c.bold(`attempt ${a.attempt}`)}\n${a.error.stack}`);
+    }
+  }
+  return parts.join("\n\n");
+}
+
+/** Registers `ls` and `show`. */
+export function registerWork(program: Command, cli: Cli): void {
+  program
+    .command("ls")
+    .description("list a pool's work, newest first, a page at a time")
+    .argument("<pool>", "the pool")
+    .option("--state <state>", `only work in this state: ${ADMIN_STATE_FILTERS.join(", ")}`)
+    .option("--handler <name>", "only work of this handler")
+    .option("--search <text>", "a work id, or a handler or display name prefix")
+    .option("--limit <n>", "items per page, 1 to 500", "50")
+    .option("--cursor <cursor>", "the next page, as printed under the previous one")
+    .option("--json", "print JSON ({ items, cursor })")
+    .action(
+      async (
+        pool: string,
+        o: { state?: string; handler?: string; search?: string; limit: string; cursor?: string; json?: boolean },
+        command: Command,
+      ) => {
+        if (o.state !== undefined && !(ADMIN_STATE_FILTERS as readonly string[]).includes(o.state)) {
+          throw new CliError(`--state: expected one of ${ADMIN_STATE_FILTERS.join(", ")}, got "${o.state}"`, EXIT.usage);
+        }
+        const options: ListOptions = { limit: parseCount("--limit", o.limit, 1, 500) };
+        if (o.state !== undefined) options.state = o.state as AdminStateFilter;
+        if (o.handler !== undefined) options.handler = o.handler;
+        if (o.search !== undefined) options.search = o.search;
+        if (o.cursor !== undefined) options.cursor = o.cursor;
+        await cli.withStore(command, async (admin) => {
+          const page = await admin.list(pool, options);
+          if (!page.items.length && !o.cursor && !(await admin.pools()).some((p) => p.name === pool)) {
+            throw new CliError(`no pool named "${pool}" in this store`, EXIT.notFound);
+          }
+          if (o.json) return cli.out.json(page);
+          if (!page.items.length) return cli.out.line(o.cursor ? "no more work" : `no work in pool "${pool}" matches`);
+          cli.out.line(workTable(page.items, cli.out.color, Date.now()));
+          if (page.cursor) cli.out.line(cli.out.color.dim(`\nmore: workpool ls ${pool} --cursor ${page.cursor}`));
+        });
+      },
+    );
+
+  program
+    .command("show")
+    .description("show one work in full, with the error of each failed attempt")
+    .argument("<id>", "the work id")
+    .option("--stack", "also print the stack of each failed attempt")
+    .option("--json", "print JSON (admin.get())")
+    .action(async (id: string, o: { stack?: boolean; json?: boolean }, command: Command) => {
+      await cli.withStore(command, async (admin) => {
+        const work = await admin.get(id);
+        if (!work) throw new CliError(`no work with id ${id} in this store (it never existed, or retention deleted it)`, EXIT.notFound);
+        if (o.json) cli.out.json(work);
+        else cli.out.line(detail(work, cli.out.color, Date.now(), o.stack === true));
+      });
+    });
+}

@@ -1,0 +1,43 @@
+/** The `workpool` CLI against PostgreSQL schemas of the test database (see suite.ts). */
+import { expect, test } from "vitest";
+import { postgresStore } from "../../src/drivers/postgres/index.js";
+import type { Store } from "../../src/index.js";
+import { adminQuery, DATABASE_URL, dropSchema, randomSchema, useSharedServer } from "../postgres/helpers.js";
+import { runCli } from "./run.js";
+import { defineCliTests } from "./suite.js";
+
+useSharedServer();
+
+defineCliTests({
+  name: "postgres",
+  async create() {
+    const schema = randomSchema();
+    const store = postgresStore({ connectionString: DATABASE_URL, schema });
+    await store.migrate();
+    return {
+      store: store as unknown as Store<unknown>,
+      args: ["--db", DATABASE_URL, "--schema", schema],
+      env: { vars: { DATABASE_URL }, args: ["--schema", schema] },
+      async dispose() {
+        await store.close();
+        await dropSchema(schema);
+      },
+    };
+  },
+  async absent() {
+    const schema = randomSchema();
+    return {
+      args: ["--db", DATABASE_URL, "--schema", schema],
+      exists: async () => (await adminQuery("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])).length > 0,
+      dispose: () => dropSchema(schema),
+    };
+  },
+});
+
+test("a server that cannot be reached is exit 5, with the reason", async () => {
+  const url = new URL(DATABASE_URL);
+  url.port = "1";
+  const run = await runCli(["--db", url.toString(), "pools"]);
+  expect(run.code).toBe(5);
+  expect(run.stderr).toMatch(/^workpool: could not reach the store: .*ECONNREFUSED/);
+});

@@ -1,0 +1,82 @@
+/**
+ * The CLI at a terminal: destructive commands ask first (a "no" is exit 6 and changes
+ * nothing, `--yes` skips the question) and output is coloured. A child process has no
+ * terminal, so these run the command line in this process with streams that say they are
+ * one.
+ */
+import { PassThrough } from "node:stream";
+import { afterEach, expect, test } from "vitest";
+import { run } from "../../src/cli/program.js";
+import { sqliteStore } from "../../src/drivers/sqlite/index.js";
+import { Workpool } from "../../src/index.js";
+import { quietLogger } from "../helpers/common.js";
+import { tempDbPath } from "../helpers/tmp.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+/** A terminal: what the user types (answers, one per line) and everything printed. */
+function terminal(answers: string[]) {
+  const stdin = Object.assign(new PassThrough(), { isTTY: true });
+  const stdout = Object.assign(new PassThrough(), { isTTY: true });
+  const stderr = new PassThrough();
+  let out = "";
+  stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    out += chunk;
+    // Answer each question as it is asked.
+    if (chunk.includes("[y/N]")) stdin.write(`${answers.shift() ?? ""}\n`);
+  });
+  stderr.resume();
+  return { io: { stdin, stdout, stderr, env: {} }, output: () => out };
+}
+
+async function storeWithPendingWork(): Promise<{ path: string; ids: string[] }> {
+  const tmp = tempDbPath();
+  const store = sqliteStore({ filename: tmp.path });
+  const pool = new Workpool(store, { name: "mail", logger: quietLogger });
+  const ids = await pool.enqueueActionBatch(
+    pool.defineAction("send", () => 1),
+    [1, 2],
+    { runAfter: 3_600_000 },
+  );
+  await store.close();
+  cleanups.push(tmp.remove);
+  return { path: tmp.path, ids };
+}
+
+test("cancel asks first on a terminal: no is exit 6 and nothing changes; yes cancels", async () => {
+  const { path, ids } = await storeWithPendingWork();
+  const declined = terminal(["n"]);
+  expect(await run(["--db", path, "cancel", ids[0]!], declined.io)).toBe(6);
+  expect(declined.output()).toContain("Cancel 1 work? [y/N]");
+  const pools = terminal([]);
+  expect(await run(["--db", path, "pools", "--json"], pools.io)).toBe(0);
+  expect(JSON.parse(pools.output())).toMatchObject([{ counts: { pending: 2, canceled: 0 } }]);
+
+  const accepted = terminal(["y"]);
+  expect(await run(["--db", path, "cancel", ids[0]!], accepted.io)).toBe(0);
+  expect(accepted.output()).toContain(`${ids[0]}   canceled`);
+  const skipped = terminal([]);
+  expect(await run(["--db", path, "purge", "mail", "--pending", "--yes"], skipped.io)).toBe(0);
+  expect(skipped.output()).not.toContain("[y/N]");
+  expect(skipped.output()).toContain('purged 1 pending work from pool "mail"');
+});
+
+test("on a terminal output is coloured, unless NO_COLOR is set", async () => {
+  const { path } = await storeWithPendingWork();
+  const tty = terminal([]);
+  expect(await run(["--db", path, "pause", "mail"], tty.io)).toBe(0);
+  const coloured = terminal([]);
+  expect(await run(["--db", path, "pools"], coloured.io)).toBe(0);
+  expect(coloured.output()).toContain("\u001b[33mpaused (10)\u001b[39m");
+  // Columns are aligned on what is visible: the colour codes take no room.
+  const [header, row] = coloured.output().split("\n");
+  // eslint-disable-next-line no-control-regex
+  expect(row!.replace(/\u001b\[\d+m/g, "").indexOf("2")).toBe(header!.indexOf("PENDING"));
+  const plain = terminal([]);
+  plain.io.env = { NO_COLOR: "1" };
+  expect(await run(["--db", path, "pools"], plain.io)).toBe(0);
+  expect(plain.output()).not.toContain("\u001b[");
+});
