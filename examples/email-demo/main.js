@@ -316,6 +316,8 @@ async function main() {
     return;
   }
   console.log("\nEvery email has exactly one row in `deliveries`, written in the same transaction that finished its work.");
+  const db = process.env.DATABASE_URL ? "$DATABASE_URL --schema workpool_email_demo" : "demo.db";
+  console.log(`Look inside: npx workpool --db ${db} stats  (then ls emails --state failed, show <id>)`);
 }
 
 main().catch((e) => {
