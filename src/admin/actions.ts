@@ -39,9 +39,13 @@ export class AdminActions<Tx> {
   }
 
   /** Cancels, batch by batch, the unfinished work of `pool` enqueued before `before`. */
-  async cancelAll(pool: string, before: number, fnName: string | null, pendingOnly = false): Promise<number> {
+  async cancelAll(pool: string, before: number, only: { fnName: string | null; key: string | null }, pendingOnly = false): Promise<number> {
     let total = 0;
-    const filter = { ...(fnName === null ? {} : { fnName }), pendingOnly };
+    const filter = {
+      ...(only.fnName === null ? {} : { fnName: only.fnName }),
+      ...(only.key === null ? {} : { key: only.key }),
+      pendingOnly,
+    };
     for (;;) {
       const ids = await this.driver.listCancelable(pool, before, BATCH, filter);
       if (!ids.length) return total;

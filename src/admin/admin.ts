@@ -56,9 +56,7 @@ class Admin<Tx> implements WorkpoolAdmin {
 
   async list(pool: string, options?: ListOptions): Promise<ListPage> {
     const name = checkPool(pool);
-    const { query, key } = checkListOptions(options);
-    // No stored work has a key: a key filter matches nothing.
-    if (key !== null) return { items: [], cursor: null };
+    const query = checkListOptions(options);
     await this.ready();
     const rows = await this.driver.listWork(name, { ...query, limit: query.limit + 1 });
     const items = rows.slice(0, query.limit).map(toWorkSummary);
@@ -81,10 +79,9 @@ class Admin<Tx> implements WorkpoolAdmin {
   async cancelAll(pool: string, filter?: { before?: number; handler?: string; key?: string }): Promise<number> {
     const name = checkPool(pool);
     const f = checkCancelAllFilter(filter);
-    if (f.key !== null) return 0;
     await this.ready();
     // +1: "before the call" includes work enqueued in the same millisecond.
-    return this.actions.cancelAll(name, f.before ?? this.clock.now() + 1, f.fnName);
+    return this.actions.cancelAll(name, f.before ?? this.clock.now() + 1, { fnName: f.fnName, key: f.key });
   }
 
   async retry(id: WorkId): Promise<WorkId> {
@@ -119,7 +116,8 @@ class Admin<Tx> implements WorkpoolAdmin {
     await this.ready();
     const known =
       (await this.driver.readPoolConfig(pool)) !== null ||
-      (await this.driver.listWork(pool, { state: null, fnName: null, id: null, prefix: null, beforeId: null, limit: 1 })).length > 0;
+      (await this.driver.listWork(pool, { state: null, fnName: null, id: null, prefix: null, key: null, beforeId: null, limit: 1 }))
+        .length > 0;
     if (!known) throw new InvalidArgumentError("pool", `no pool named ${JSON.stringify(pool)} in this store`);
     await this.actions.changeLimit(pool, change);
   }

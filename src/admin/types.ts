@@ -23,9 +23,9 @@ export interface PoolSummary {
   maxParallelism: number;
   /** Set while paused: the limit resume() restores. null when not paused. */
   pausedFrom: number | null;
-  /** null until per-key limits exist / when unset. */
+  /** The per-key limit, or null when unset. */
   keyParallelism: number | null;
-  /** null until rate limits exist / when unset. */
+  /** The rate limit, or null when unset. */
   rateLimit: RateLimit | null;
   counts: {
     /** Due or scheduled, never attempted. */
@@ -56,7 +56,9 @@ export interface WorkSummary {
   resultKind: "success" | "failed" | "canceled" | null;
   /** Attempts started so far. */
   attempts: number;
-  priority: number | null;
+  /** Claim order among due work: lower first (0 unless set at enqueue). */
+  priority: number;
+  /** The key its pool's keyParallelism limits, or null. */
   key: string | null;
   runAt: number;
   enqueuedAt: number;

@@ -7,6 +7,7 @@ import type { WorkListQuery, WorkListState } from "../driver/admin-ops.js";
 import { InvalidArgumentError } from "../errors.js";
 import { isWorkId } from "../ids.js";
 import { checkIds } from "../internal/status.js";
+import { checkKey } from "../internal/enqueue-input.js";
 import { checkInt, checkMaxParallelism, checkName, checkOptionKeys, describeValue } from "../options.js";
 import type { AdminStateFilter, ListOptions } from "./types.js";
 
@@ -61,8 +62,8 @@ function searchFilter(search: unknown): { id: string | null; prefix: string | nu
   return isWorkId(text) ? { id: text, prefix: null } : { id: null, prefix: text };
 }
 
-/** list()'s options as a driver query, and the key filter (which no stored work can match yet). */
-export function checkListOptions(options: unknown): { query: WorkListQuery; key: string | null } {
+/** list()'s options as a driver query. */
+export function checkListOptions(options: unknown): WorkListQuery {
   const o = (
     options === undefined
       ? {}
@@ -75,14 +76,12 @@ export function checkListOptions(options: unknown): { query: WorkListQuery; key:
     throw new InvalidArgumentError("cursor", `must be the cursor of a previous list() page, got ${describeValue(o.cursor)}`);
   }
   return {
-    query: {
-      state: (o.state as WorkListState | undefined) ?? null,
-      fnName: o.handler === undefined ? null : checkHandler(o.handler),
-      ...searchFilter(o.search),
-      beforeId: o.cursor ?? null,
-      limit: o.limit === undefined ? DEFAULT_PAGE : checkInt("limit", o.limit, 1, MAX_PAGE),
-    },
-    key: o.key === undefined ? null : checkText("key", o.key, 200),
+    state: (o.state as WorkListState | undefined) ?? null,
+    fnName: o.handler === undefined ? null : checkHandler(o.handler),
+    ...searchFilter(o.search),
+    key: o.key === undefined ? null : checkKey("key", o.key),
+    beforeId: o.cursor ?? null,
+    limit: o.limit === undefined ? DEFAULT_PAGE : checkInt("limit", o.limit, 1, MAX_PAGE),
   };
 }
 
@@ -92,7 +91,7 @@ export function checkCancelAllFilter(filter: unknown): { before: number | null; 
   return {
     before: f.before === undefined ? null : checkTime("before", f.before),
     fnName: f.handler === undefined ? null : checkHandler(f.handler),
-    key: f.key === undefined ? null : checkText("key", f.key, 200),
+    key: f.key === undefined ? null : checkKey("key", f.key),
   };
 }
 

@@ -15,6 +15,8 @@ export interface PoolRead {
   maxParallelism: number | null;
   /** Set while paused: the limit a resume restores. */
   pausedFrom: number | null;
+  /** The stored per-key limit; null when unset. */
+  keyParallelism: number | null;
   /** Pending, never attempted (or handed back unstarted). */
   pending: number;
   /** Pending after at least one attempt. */
@@ -40,6 +42,8 @@ export interface WorkListQuery {
   id: string | null;
   /** Only work whose handler or display name starts with this. */
   prefix: string | null;
+  /** Only work of this key, exactly. */
+  key: string | null;
   /** Only ids below this one (the previous page's last id). */
   beforeId: string | null;
   limit: number;
@@ -56,6 +60,8 @@ export interface WorkListRow {
   /** How finished work ended (read from its result); null before it finished. */
   resultKind: "success" | "failed" | "canceled" | null;
   attempt: number;
+  priority: number;
+  key: string | null;
   runAt: number;
   enqueuedAt: number;
   startedAt: number | null;
@@ -75,6 +81,8 @@ export type PoolLimitChange = { pause: true } | { resume: true } | { maxParallel
 export interface CancelableFilter {
   /** Only work of this handler. */
   fnName?: string;
+  /** Only work of this key. */
+  key?: string;
   /** Only pending work (never running work). */
   pendingOnly?: boolean;
 }

@@ -94,7 +94,7 @@ function checkOptions(kind: WorkKind, options: unknown): Record<string, unknown>
 }
 
 /** Checks a `key` or `uniqueKey`: 1 to 200 characters (no NUL, which no store can keep). */
-function checkKey(field: string, value: unknown): string {
+export function checkKey(field: string, value: unknown): string {
   if (typeof value !== "string" || value.length === 0 || value.length > MAX_KEY_LENGTH || value.includes("\u0000")) {
     throw new InvalidArgumentError(field, `must be a string of 1 to ${MAX_KEY_LENGTH} characters (no NUL), got ${describeValue(value)}`);
   }

@@ -48,7 +48,7 @@ async function populate(store: Store<unknown>): Promise<Record<"ok1" | "ok2" | "
   step();
   const retrying = await pool.enqueueAction(flaky, {}, { retry: { maxAttempts: 3, initialBackoffMs: 3_600_000, base: 2 } });
   step();
-  const pending = await pool.enqueueAction(send, "later@b.c", { runAfter: 3_600_000 });
+  const pending = await pool.enqueueAction(send, "later@b.c", { runAfter: 3_600_000, key: "tenant-7" });
   await pool.runOnce();
   return { ok1, ok2, failed, retrying, pending };
 }
@@ -124,6 +124,10 @@ export function defineCliTests(target: CliTarget): void {
         cursor: null;
       };
       expect(failedOnly).toMatchObject({ items: [{ id: ids.failed }], cursor: null });
+      const byKey = JSON.parse((await runCli([...s.args, "ls", "mail", "--key", "tenant-7", "--json"])).stdout) as {
+        items: { id: string }[];
+      };
+      expect(byKey.items.map((i) => i.id)).toEqual([ids.pending]);
       const page = await runCli([...s.args, "ls", "mail", "--limit", "2"]);
       const cursor = /--cursor (\S+)/.exec(page.stdout)![1]!;
       expect(cursor).toBe(ids.retrying);
@@ -217,8 +221,10 @@ export function defineCliTests(target: CliTarget): void {
       const printed = await runCli([...s.args, "metrics"]);
       expectExit(printed, 0);
       expect(parseExposition(printed.stdout).samples.get('workpool_pending{pool="mail"}')).toBe(1);
-      const server = startCli([...s.args, "metrics", "--serve", "--port", "0", "--host", "127.0.0.1"]);
+      // Loopback unless --host says otherwise.
+      const server = startCli([...s.args, "metrics", "--serve", "--port", "0"]);
       await server.until((_out, err) => /serving Prometheus metrics on http:\/\/\S+\/metrics/.test(err));
+      expect(server.stderr()).toMatch(/http:\/\/127\.0\.0\.1:\d+\/metrics/);
       const url = /(http:\/\/\S+\/metrics)/.exec(server.stderr())![1]!;
       const res = await fetch(url);
       expect(res.status).toBe(200);

@@ -109,7 +109,7 @@ export function defineAdminActionTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(history[0]!.error).toBeUndefined();
     });
 
-    test("cancelAll() cancels a pool's unfinished work enqueued before a time, of one handler if asked", async () => {
+    test("cancelAll() cancels a pool's unfinished work enqueued before a time, of one handler or key if asked", async () => {
       const t = await ctx();
       const admin = workpoolAdmin(t.h.store, { clock: t.clock });
       const w = await workerPool(harness, t);
@@ -117,13 +117,16 @@ export function defineAdminActionTests<Tx>(harness: StoreHarness<Tx>): void {
       const early = await w.pool.enqueueActionBatch(w.job, [{ n: 1 }, { n: 2 }], { runAfter: 60_000 });
       const otherId = await w.pool.enqueueAction(other, {}, { runAfter: 60_000 });
       t.clock.advance(10);
-      const late = await w.pool.enqueueAction(w.job, { n: 3 }, { runAfter: 60_000 });
+      const late = await w.pool.enqueueAction(w.job, { n: 3 }, { runAfter: 60_000, key: "k" });
       expect(await admin.cancelAll("jobs", { handler: "job", before: t.clock.now() })).toBe(2);
       for (const id of early) expect((await admin.get(id))!.resultKind).toBe("canceled");
       expect((await admin.get(late))!.state).toBe("pending");
       expect((await admin.get(otherId))!.state).toBe("pending");
-      expect(await admin.cancelAll("jobs", { key: "k" })).toBe(0);
-      expect(await admin.cancelAll("jobs")).toBe(2);
+      expect(await admin.cancelAll("jobs", { key: "other-key" })).toBe(0);
+      expect(await admin.cancelAll("jobs", { key: "k" })).toBe(1);
+      expect((await admin.get(late))!.resultKind).toBe("canceled");
+      expect((await admin.get(otherId))!.state).toBe("pending");
+      expect(await admin.cancelAll("jobs")).toBe(1);
       expect((await admin.pools())[0]!.counts).toMatchObject({ pending: 0, canceled: 4 });
     });
 

@@ -46,7 +46,7 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
         other.defineAction("x", () => 1),
         {},
       );
-      await t.pool({ name: "empty" }).configure({ maxParallelism: 7 });
+      await t.pool({ name: "empty" }).configure({ maxParallelism: 7, keyParallelism: 2 });
 
       const pools = await admin.pools();
       expect(pools.map((p) => p.name)).toEqual(["empty", "mail", "other"]);
@@ -60,7 +60,12 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
         oldestPendingAgeMs: 5000,
         lastMinute: { started: 4, finished: 3 },
       });
-      expect(pools[0]).toMatchObject({ maxParallelism: 7, counts: { pending: 0, running: 0 }, oldestPendingAgeMs: null });
+      expect(pools[0]).toMatchObject({
+        maxParallelism: 7,
+        keyParallelism: 2,
+        counts: { pending: 0, running: 0 },
+        oldestPendingAgeMs: null,
+      });
       expect(pools[2]).toMatchObject({ name: "other", maxParallelism: 10, counts: { pending: 1 }, oldestPendingAgeMs: 0 });
       release.resolve();
       await step;
@@ -92,7 +97,7 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
       await pool.runOnce();
       await pool.cancel(ids.canceled);
       t.clock.advance(1);
-      ids.pending = await pool.enqueueAction(ok, {}, { runAfter: 60_000, name: "weekly" });
+      ids.pending = await pool.enqueueAction(ok, {}, { runAfter: 60_000, name: "weekly", key: "tenant-1", priority: 5 });
       const elsewhere = t.pool({ name: "elsewhere" });
       await elsewhere.enqueueAction(
         elsewhere.defineAction("x", () => 1),
@@ -116,8 +121,11 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(await list({ search: "wee" })).toEqual([ids.pending]);
       expect(await list({ search: ids.failed })).toEqual([ids.failed]);
       expect(await list({ search: "nothing" })).toEqual([]);
-      // No work has a key (keys are not part of this version's work): the filter matches nothing.
+      expect(await list({ key: "tenant-1" })).toEqual([ids.pending]);
+      expect(await list({ key: "tenant-1", state: "finished" })).toEqual([]);
       expect(await list({ key: "k" })).toEqual([]);
+      expect((await admin.list("p", { key: "tenant-1" })).items[0]).toMatchObject({ priority: 5, key: "tenant-1", name: "weekly" });
+      expect((await admin.get(ids.pending))!).toMatchObject({ priority: 5, key: "tenant-1" });
       expect(await list({ state: "failed", search: "bad" })).toEqual([ids.failed]);
 
       const page = await admin.list("p", { state: "failed" });
@@ -132,7 +140,7 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
             state: "finished",
             resultKind: "failed",
             attempts: 1,
-            priority: null,
+            priority: 0,
             key: null,
             runAt: T0 + 1,
             enqueuedAt: T0 + 1,
@@ -179,7 +187,7 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
         timeoutMs: 5000,
         result: { kind: "success", returnValue: { sent: "a@b.c" } },
         onComplete: { handler: "done", state: "done", failedAttempts: 0, error: null },
-        priority: null,
+        priority: 0,
         key: null,
       });
       expect(w.attemptHistory.map((a) => [a.attempt, a.outcome])).toEqual([

@@ -79,20 +79,28 @@ export function registerCancels(program: Command, cli: Cli): void {
     .argument("<pool>", "the pool")
     .option("--before <when>", "only work enqueued before this: an age (30m, 7d), a date, or epoch ms")
     .option("--handler <name>", "only work of this handler")
+    .option("--key <key>", "only work of this key")
     .option("-y, --yes", "do not ask for confirmation")
     .option("--json", "print JSON")
-    .action(async (pool: string, o: { before?: string; handler?: string; yes?: boolean; json?: boolean }, command: Command) => {
-      const filter: { before?: number; handler?: string } = {};
-      if (o.before !== undefined) filter.before = parseBefore("--before", o.before, Date.now());
-      if (o.handler !== undefined) filter.handler = o.handler;
-      await cli.withStore(command, async (admin) => {
-        await knownPool(admin, pool);
-        await confirmOrStop(cli, o.yes, `Cancel the unfinished work of pool "${pool}"${o.handler ? ` (handler ${o.handler})` : ""}?`);
-        const canceled = await admin.cancelAll(pool, filter);
-        if (o.json) cli.out.json({ pool, canceled });
-        else cli.out.line(`canceled ${canceled} work in pool "${pool}"`);
-      });
-    });
+    .action(
+      async (pool: string, o: { before?: string; handler?: string; key?: string; yes?: boolean; json?: boolean }, command: Command) => {
+        const filter: { before?: number; handler?: string; key?: string } = {};
+        if (o.before !== undefined) filter.before = parseBefore("--before", o.before, Date.now());
+        if (o.handler !== undefined) filter.handler = o.handler;
+        if (o.key !== undefined) filter.key = o.key;
+        await cli.withStore(command, async (admin) => {
+          await knownPool(admin, pool);
+          await confirmOrStop(
+            cli,
+            o.yes,
+            `Cancel the unfinished work of pool "${pool}"${o.handler ? ` (handler ${o.handler})` : ""}${o.key ? ` (key ${o.key})` : ""}?`,
+          );
+          const canceled = await admin.cancelAll(pool, filter);
+          if (o.json) cli.out.json({ pool, canceled });
+          else cli.out.line(`canceled ${canceled} work in pool "${pool}"`);
+        });
+      },
+    );
 }
 
 /** Registers `retry` and `purge`. */

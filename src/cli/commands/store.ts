@@ -10,7 +10,7 @@ import type { Cli } from "../cli.js";
 import { parseCount } from "../format.js";
 
 /** Serves GET /metrics on `host:port` until SIGINT or SIGTERM. */
-async function serve(cli: Cli, admin: WorkpoolAdmin, host: string | undefined, port: number): Promise<void> {
+async function serve(cli: Cli, admin: WorkpoolAdmin, host: string, port: number): Promise<void> {
   const server = createServer((req, res) => {
     if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
       res.writeHead(404, { "content-type": "text/plain" }).end("not found: try /metrics\n");
@@ -66,9 +66,9 @@ export function registerStore(program: Command, cli: Cli): void {
     .description("print the store's Prometheus metrics, or serve them over HTTP")
     .option("--serve", "serve GET /metrics until interrupted")
     .option("--port <port>", "port for --serve", "9464")
-    .option("--host <host>", "address for --serve (default: every interface)")
+    .option("--host <host>", "address for --serve (0.0.0.0 for every interface)", "127.0.0.1")
     .option("--json", "print prom-client's JSON form instead")
-    .action(async (o: { serve?: boolean; port: string; host?: string; json?: boolean }, command: Command) => {
+    .action(async (o: { serve?: boolean; port: string; host: string; json?: boolean }, command: Command) => {
       const port = parseCount("--port", o.port, 0, 65535);
       await cli.withStore(command, async (admin) => {
         if (o.serve) return serve(cli, admin, o.host, port);

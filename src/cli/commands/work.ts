@@ -97,6 +97,7 @@ export function registerWork(program: Command, cli: Cli): void {
     .argument("<pool>", "the pool")
     .option("--state <state>", `only work in this state: ${ADMIN_STATE_FILTERS.join(", ")}`)
     .option("--handler <name>", "only work of this handler")
+    .option("--key <key>", "only work of this key")
     .option("--search <text>", "a work id, or a handler or display name prefix")
     .option("--limit <n>", "items per page, 1 to 500", "50")
     .option("--cursor <cursor>", "the next page, as printed under the previous one")
@@ -104,7 +105,7 @@ export function registerWork(program: Command, cli: Cli): void {
     .action(
       async (
         pool: string,
-        o: { state?: string; handler?: string; search?: string; limit: string; cursor?: string; json?: boolean },
+        o: { state?: string; handler?: string; key?: string; search?: string; limit: string; cursor?: string; json?: boolean },
         command: Command,
       ) => {
         if (o.state !== undefined && !(ADMIN_STATE_FILTERS as readonly string[]).includes(o.state)) {
@@ -113,6 +114,7 @@ export function registerWork(program: Command, cli: Cli): void {
         const options: ListOptions = { limit: parseCount("--limit", o.limit, 1, 500) };
         if (o.state !== undefined) options.state = o.state as AdminStateFilter;
         if (o.handler !== undefined) options.handler = o.handler;
+        if (o.key !== undefined) options.key = o.key;
         if (o.search !== undefined) options.search = o.search;
         if (o.cursor !== undefined) options.cursor = o.cursor;
         await cli.withStore(command, async (admin) => {

@@ -27,7 +27,7 @@ const RESULT_KIND = `CASE WHEN w.state <> 'finished' THEN NULL
     WHEN w.result LIKE '{"kind":"success"%' THEN 'success'
     WHEN w.result LIKE '{"kind":"failed"%' THEN 'failed' ELSE 'canceled' END`;
 
-const LIST_COLUMNS = `w.id, w.pool, w.kind, w.fn_name, w.name, w.state, ${RESULT_KIND} AS result_kind, w.attempt, w.run_at,
+const LIST_COLUMNS = `w.id, w.pool, w.kind, w.fn_name, w.name, w.state, ${RESULT_KIND} AS result_kind, w.attempt, w.priority, w.key, w.run_at,
   w.enqueued_at, w.started_at, w.finished_at`;
 
 /** Counts of one pool (n.pool), each through an index on (pool, …) of its state. $1 now, $2 since. */
@@ -71,7 +71,7 @@ function adminSql(schema: string) {
       n AS (SELECT name AS pool FROM ${s}.pools
         UNION SELECT pool FROM in_pending UNION SELECT pool FROM in_running UNION SELECT pool FROM in_finished)
       -- The NULL that ends each skip is no pool.
-      SELECT n.pool AS name, p.max_parallelism, p.paused_from, ${poolCounts(work)}
+      SELECT n.pool AS name, p.max_parallelism, p.paused_from, p.key_parallelism, ${poolCounts(work)}
       FROM n LEFT JOIN ${s}.pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`),
     readWorkDetail: named(`SELECT ${WORK_COLUMNS.join(", ")}, attempt_log::text AS attempt_log FROM ${work} WHERE id = $1::text`),
     // $1 pool, $2 channel (the workers of every process re-read the limit), $3 new limit.
@@ -90,6 +90,7 @@ interface PgPoolReadRow {
   name: string;
   max_parallelism: number | null;
   paused_from: number | null;
+  key_parallelism: number | null;
   pending_all: number;
   retrying: number;
   running: number;
@@ -110,6 +111,8 @@ interface PgListRow {
   state: string;
   result_kind: string | null;
   attempt: number;
+  priority: number;
+  key: string | null;
   run_at: string | number;
   enqueued_at: string | number;
   started_at: string | number | null;
@@ -144,6 +147,7 @@ export class PgAdmin {
       name: r.name,
       maxParallelism: r.max_parallelism,
       pausedFrom: r.paused_from,
+      keyParallelism: r.key_parallelism,
       pending: r.pending_all - r.retrying,
       retrying: r.retrying,
       running: r.running,
@@ -163,6 +167,7 @@ export class PgAdmin {
     if (q.state !== null) where.push(STATE_SQL[q.state]);
     if (q.fnName !== null) where.push(`w.fn_name = ${param(q.fnName, "text")}`);
     if (q.id !== null) where.push(`w.id = ${param(q.id, "text")}`);
+    if (q.key !== null) where.push(`w.key = ${param(q.key, "text")}`);
     if (q.prefix !== null) {
       const p = param(q.prefix, "text");
       where.push(`(starts_with(w.fn_name, ${p}) OR starts_with(w.name, ${p}))`);
@@ -182,6 +187,8 @@ export class PgAdmin {
       state: r.state as WorkListRow["state"],
       resultKind: r.result_kind as WorkListRow["resultKind"],
       attempt: r.attempt,
+      priority: r.priority,
+      key: r.key,
       runAt: Number(r.run_at),
       enqueuedAt: Number(r.enqueued_at),
       startedAt: numOrNull(r.started_at),

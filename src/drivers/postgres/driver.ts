@@ -314,7 +314,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   }
 
   async listCancelable(pool: string, before: number, limit: number, filter: CancelableFilter = {}): Promise<string[]> {
-    const params = [pool, before, limit, filter.fnName ?? null, filter.pendingOnly ?? false];
+    const params = [pool, before, limit, filter.fnName ?? null, filter.pendingOnly ?? false, filter.key ?? null];
     return (await run<{ id: string }>(this.app, this.stmts.listCancelable, params)).rows.map((r) => r.id);
   }
 

@@ -171,15 +171,16 @@ function runningSql(s: string) {
       WHERE pool = $1::text AND oc_state = 'pending' AND oc_run_at <= $2::bigint
       ORDER BY oc_run_at LIMIT $3::int FOR UPDATE SKIP LOCKED`,
 
-    // $4 handler (NULL: any), $5 pending work only.
+    // $4 handler (NULL: any), $5 pending work only, $6 key (NULL: any).
     listCancelable: `SELECT id FROM (
         (SELECT id, 0 AS k FROM ${work}
          WHERE pool = $1::text AND state = 'pending' AND enqueued_at < $2::bigint AND ($4::text IS NULL OR fn_name = $4::text)
+           AND ($6::text IS NULL OR key = $6::text)
          ORDER BY id LIMIT $3::int)
         UNION ALL
         (SELECT id, 1 AS k FROM ${work}
          WHERE pool = $1::text AND state = 'running' AND NOT cancel_requested AND enqueued_at < $2::bigint
-           AND ($4::text IS NULL OR fn_name = $4::text) AND NOT $5::boolean
+           AND ($4::text IS NULL OR fn_name = $4::text) AND ($6::text IS NULL OR key = $6::text) AND NOT $5::boolean
          ORDER BY id LIMIT $3::int)
       ) c ORDER BY k, id LIMIT $3::int`,
   };

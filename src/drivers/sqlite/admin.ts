@@ -37,7 +37,7 @@ const RESULT_KIND = `CASE WHEN state <> 'finished' THEN NULL
     WHEN result LIKE '{"kind":"success"%' THEN 'success'
     WHEN result LIKE '{"kind":"failed"%' THEN 'failed' ELSE 'canceled' END`;
 
-const LIST_COLUMNS = `id, pool, kind, fn_name, name, state, ${RESULT_KIND} AS result_kind, attempt, run_at, enqueued_at, started_at, finished_at`;
+const LIST_COLUMNS = `id, pool, kind, fn_name, name, state, ${RESULT_KIND} AS result_kind, attempt, priority, key, run_at, enqueued_at, started_at, finished_at`;
 
 /**
  * Counts of one pool, each through an index on (pool, …) of its state. Unqualified columns
@@ -67,7 +67,7 @@ const SQL = {
   readPools: `WITH n AS (
       SELECT name AS pool FROM workpool_pools
       UNION ${poolsIn("pending")} UNION ${poolsIn("running")} UNION ${poolsIn("finished")})
-    SELECT n.pool AS name, p.max_parallelism, p.paused_from, ${POOL_COUNTS}
+    SELECT n.pool AS name, p.max_parallelism, p.paused_from, p.key_parallelism, ${POOL_COUNTS}
     FROM n LEFT JOIN workpool_pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`,
   readWorkDetail: `SELECT * FROM workpool_work WHERE id = ?`,
   pause: `UPDATE workpool_pools SET paused_from = max_parallelism, max_parallelism = 0 WHERE name = ? AND paused_from IS NULL`,
@@ -86,6 +86,7 @@ interface SqlitePoolReadRow {
   name: string;
   max_parallelism: number | null;
   paused_from: number | null;
+  key_parallelism: number | null;
   pending_all: number;
   retrying: number;
   running: number;
@@ -106,6 +107,8 @@ interface SqliteListRow {
   state: string;
   result_kind: string | null;
   attempt: number;
+  priority: number;
+  key: string | null;
   run_at: number;
   enqueued_at: number;
   started_at: number | null;
@@ -122,6 +125,8 @@ function toListRow(r: SqliteListRow): WorkListRow {
     state: r.state as WorkListRow["state"],
     resultKind: r.result_kind as WorkListRow["resultKind"],
     attempt: r.attempt,
+    priority: r.priority,
+    key: r.key,
     runAt: r.run_at,
     enqueuedAt: r.enqueued_at,
     startedAt: r.started_at,
@@ -145,6 +150,7 @@ export class SqliteAdminStatements {
       name: r.name,
       maxParallelism: r.max_parallelism,
       pausedFrom: r.paused_from,
+      keyParallelism: r.key_parallelism,
       pending: r.pending_all - r.retrying,
       retrying: r.retrying,
       running: r.running,
@@ -161,6 +167,7 @@ export class SqliteAdminStatements {
     const where = ["pool = @pool", ...(q.state === null ? [] : [this.stateTerm(pool, q.state)])];
     if (q.fnName !== null) where.push("fn_name = @fn_name");
     if (q.id !== null) where.push("id = @id");
+    if (q.key !== null) where.push("key = @key");
     if (q.prefix !== null) where.push("(substr(fn_name, 1, length(@prefix)) = @prefix OR substr(name, 1, length(@prefix)) = @prefix)");
     if (q.beforeId !== null) where.push("id < @before");
     const sql = `SELECT ${LIST_COLUMNS} FROM workpool_work WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT @limit`;
@@ -169,6 +176,7 @@ export class SqliteAdminStatements {
     const params: Record<string, string | number> = { pool, limit: q.limit };
     if (q.fnName !== null) params.fn_name = q.fnName;
     if (q.id !== null) params.id = q.id;
+    if (q.key !== null) params.key = q.key;
     if (q.prefix !== null) params.prefix = q.prefix;
     if (q.beforeId !== null) params.before = q.beforeId;
     return (stmt.all(params) as SqliteListRow[]).map(toListRow);

@@ -235,9 +235,10 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   listCancelable(pool: string, before: number, limit: number, filter: CancelableFilter = {}): Promise<string[]> {
     return this.read(() => {
       const fn = filter.fnName ?? null;
-      const pending = this.stmts.cancelablePending.all({ pool, before, limit, fn }) as { id: string }[];
+      const key = filter.key ?? null;
+      const pending = this.stmts.cancelablePending.all({ pool, before, limit, fn, key }) as { id: string }[];
       const rest = filter.pendingOnly ? 0 : Math.max(0, limit - pending.length);
-      const running = rest ? (this.stmts.cancelableRunning.all({ pool, before, limit: rest, fn }) as { id: string }[]) : [];
+      const running = rest ? (this.stmts.cancelableRunning.all({ pool, before, limit: rest, fn, key }) as { id: string }[]) : [];
       return [...pending, ...running].map((r) => r.id);
     });
   }

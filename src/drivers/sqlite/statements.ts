@@ -73,10 +73,11 @@ const SQL = {
   extendLease: `UPDATE workpool_work SET lease_until = ? WHERE id = ? AND attempt = ? AND state = 'running'`,
   readWork: `SELECT * FROM workpool_work WHERE pool = ? AND id IN (SELECT value FROM json_each(?))`,
   cancelablePending: `SELECT id FROM workpool_work
-    WHERE pool = @pool AND state = 'pending' AND enqueued_at < @before AND (@fn IS NULL OR fn_name = @fn) ORDER BY id LIMIT @limit`,
+    WHERE pool = @pool AND state = 'pending' AND enqueued_at < @before AND (@fn IS NULL OR fn_name = @fn)
+      AND (@key IS NULL OR key = @key) ORDER BY id LIMIT @limit`,
   cancelableRunning: `SELECT id FROM workpool_work
     WHERE pool = @pool AND state = 'running' AND cancel_requested = 0 AND enqueued_at < @before AND (@fn IS NULL OR fn_name = @fn)
-    ORDER BY id LIMIT @limit`,
+      AND (@key IS NULL OR key = @key) ORDER BY id LIMIT @limit`,
   expired: `SELECT * FROM workpool_work WHERE pool = ? AND state = 'running' AND lease_until < ? ORDER BY lease_until LIMIT ?`,
   onCompleteDue: `SELECT * FROM workpool_work WHERE pool = ? AND oc_state = 'pending' AND oc_run_at <= ? ORDER BY oc_run_at LIMIT ?`,
   finish: `UPDATE workpool_work
