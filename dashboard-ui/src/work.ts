@@ -4,7 +4,7 @@
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
-import { act, api, type BulkResult, type Session, type WorkDetail } from "./api.js";
+import { act, api, type AttemptRecord, type BulkResult, type Session, type WorkDetail } from "./api.js";
 import { duration, json, stateOf, when } from "./format.js";
 import { href, usePoll } from "./hooks.js";
 
@@ -31,6 +31,12 @@ function Result({ w }: { w: WorkDetail }) {
   if (r.kind === "success") return html`<pre class="value">${json(r.returnValue)}</pre>`;
   if (r.kind === "failed") return html`<pre class="value error-text">${r.error}</pre>`;
   return html`<p>canceled</p>`;
+}
+
+/** When an attempt ran, as one line of text. */
+function attemptTimes(a: AttemptRecord): string {
+  const took = a.startedAt === null ? "" : ` · took ${duration(a.endedAt - a.startedAt)}`;
+  return `· started ${when(a.startedAt)} · ended ${when(a.endedAt)}${took}`;
 }
 
 /** The work page. */
@@ -115,8 +121,8 @@ export function WorkPage({ id, session }: { id: string; session: Session }) {
         (a) =>
           html`<div class="attempt" data-attempt=${a.attempt}>
             <p>
-              <b>#${a.attempt}</b> <span class=${`state ${a.outcome}`}>${a.outcome}</span> · started ${when(a.startedAt)} · ended
-              ${when(a.endedAt)} ${a.startedAt !== null && html` · took ${duration(a.endedAt - a.startedAt)}`}
+              <b>#${a.attempt}</b> <span class=${`state ${a.outcome}`}>${a.outcome}</span>
+              ${attemptTimes(a)}
             </p>
             ${
               a.error &&
