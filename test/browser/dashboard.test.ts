@@ -177,6 +177,33 @@ test("pause: the page shows the pool paused and no attempt starts until resume",
   await stepper.stop({ timeoutMs: 0 });
 });
 
+test("bulk: select a page of pending work and cancel it in one action", async () => {
+  const ids = await live.enqueueActionBatch(sendJob, [{ to: "c@example.com" }, { to: "d@example.com" }], { runAfter: 3_600_000 });
+  await page.goto(`${dash.url}#/pool/emails`);
+  await page.locator("select[name=state]").selectOption("pending");
+  await page.locator(".filters button[type=submit]").click();
+  await expect.poll(() => page.locator("tr[data-id]").count()).toBe(2);
+  await page.locator('input[aria-label="select page"]').check();
+  await page.locator("button", { hasText: "Cancel selected" }).click();
+  await expect.poll(() => page.locator(".notice").innerText()).toBe("Canceled 2 of 2");
+  const admin = workpoolAdmin(store);
+  for (const id of ids) expect((await admin.get(id))!.resultKind).toBe("canceled");
+  await expect.poll(() => page.locator("tr[data-id]").count()).toBe(0);
+});
+
+test("readOnly: no action is offered", async () => {
+  const readOnly = await serveDashboard({ store, readOnly: true });
+  try {
+    await page.goto(`${readOnly.url}#/pool/emails`);
+    await page.locator(".badge", { hasText: "read-only" }).waitFor();
+    await page.locator("[data-limit]").waitFor();
+    expect(await page.locator("main button", { hasText: /Pause|Resume|Cancel|Purge|Set limit|Retry/ }).count()).toBe(0);
+    expect(await page.locator("main input[type=checkbox]").count()).toBe(0);
+  } finally {
+    await readOnly.close();
+  }
+});
+
 test("with auth set, a request without the token is refused; ?token= opens the dashboard", async () => {
   const guarded = await serveDashboard({ store, auth: TOKEN });
   try {

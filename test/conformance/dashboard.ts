@@ -7,6 +7,7 @@ import { networkInterfaces } from "node:os";
 import { afterEach, describe, expect, test } from "vitest";
 import { workpoolAdmin } from "../../src/admin/index.js";
 import { dashboardHandler } from "../../src/dashboard/index.js";
+import { Sampler } from "../../src/dashboard/sampler.js";
 import { InvalidArgumentError } from "../../src/index.js";
 import { csrfOf, getJson, postAction, serveDashboard, type ServedDashboard } from "../helpers/dashboard.js";
 import type { StoreHarness } from "./harness.js";
@@ -175,6 +176,40 @@ export function defineDashboardTests<Tx>(harness: StoreHarness<Tx>): void {
         headers: { authorization: `Bearer ${TOKEN}` },
       });
       expect(authed.status).toBe(200);
+    });
+
+    test("chart series: attempts started and work finished per second between samples, and the oldest due work's wait", async () => {
+      const t = await ctx();
+      const pool = t.pool({ name: "jobs" });
+      const job = pool.defineAction("job", () => 1);
+      const errors: unknown[] = [];
+      const sampler = new Sampler(t.driver as never, t.clock, (e) => errors.push(e));
+      await sampler.sample();
+      // The first sample only marks where counting starts.
+      expect(sampler.series("jobs").t).toEqual([]);
+      await pool.enqueueActionBatch(job, [{}, {}, {}, {}]);
+      t.clock.advance(500);
+      await pool.runOnce();
+      const waiting = await pool.enqueueAction(job, {});
+      t.clock.advance(1500);
+      await sampler.sample();
+      expect(sampler.series("jobs")).toEqual({ t: [t.clock.now()], started: [2], finished: [2], waitMs: [1500] });
+      t.clock.advance(1);
+      await pool.runOnce();
+      t.clock.advance(999);
+      await sampler.sample();
+      const s = sampler.series("jobs");
+      expect(s.started).toEqual([2, 1]);
+      expect(s.finished).toEqual([2, 1]);
+      expect(s.waitMs).toEqual([1500, 0]);
+      expect(sampler.series(null)).toEqual(s);
+      expect(sampler.series("other")).toEqual({ t: [], started: [], finished: [], waitMs: [] });
+      expect(errors).toEqual([]);
+      expect((await workpoolAdmin(t.h.store).get(waiting))!.resultKind).toBe("success");
+      // Samples older than 15 minutes are dropped.
+      t.clock.advance(15 * 60_000 + 1);
+      await sampler.sample();
+      expect(sampler.series("jobs").t).toEqual([t.clock.now()]);
     });
 
     test("basePath: served under it only; bad options are refused naming the option", async () => {
