@@ -70,6 +70,11 @@ function cookie(req: IncomingMessage, name: string): string | null {
   return null;
 }
 
+/** The name in a Host header, without its port. */
+function hostName(host: string): string {
+  return host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
+}
+
 /** The token a request presents: Authorization: Bearer, else the cookie. */
 function presentedToken(req: IncomingMessage): string | null {
   const header = req.headers.authorization;
@@ -137,6 +142,15 @@ export function dashboardHandler(options: DashboardOptions): DashboardHandler {
     const path = url.pathname.slice(o.basePath.length);
     if (o.auth === null && !isLoopback(req.socket.localAddress ?? "")) {
       return send(res, 403, "text/plain", "this dashboard has no auth and answers only on a loopback address: pass `auth` to expose it\n");
+    }
+    // Without auth, a page on another site that re-points its name at 127.0.0.1 (DNS rebinding) must not be let in.
+    if (o.auth === null && !isLoopback(hostName(req.headers.host ?? ""))) {
+      return send(
+        res,
+        403,
+        "text/plain",
+        "this dashboard has no auth and answers only to a loopback host name such as localhost or 127.0.0.1\n",
+      );
     }
     if (typeof o.auth === "string") {
       const given = url.searchParams.get("token");

@@ -3,6 +3,7 @@
  * through the admin API, and its guards (CSRF on every change, readOnly, auth by token or
  * function, loopback only without auth) refuse before anything changes.
  */
+import { request } from "node:http";
 import { networkInterfaces } from "node:os";
 import { afterEach, describe, expect, test } from "vitest";
 import { workpoolAdmin } from "../../src/admin/index.js";
@@ -21,6 +22,18 @@ function outsideAddress(): string {
     for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
   }
   throw new Error("this test needs a network interface besides loopback");
+}
+
+/** A GET with a chosen Host header (fetch does not let one set it). */
+function rawGet(url: URL, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { host } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on("error", reject).end();
+  });
 }
 
 export function defineDashboardTests<Tx>(harness: StoreHarness<Tx>): void {
@@ -169,7 +182,13 @@ export function defineDashboardTests<Tx>(harness: StoreHarness<Tx>): void {
       const res = await fetch(new URL("api/pools", outside));
       expect(res.status).toBe(403);
       expect(await res.text()).toContain("pass `auth`");
-      expect((await fetch(new URL("api/pools", s.url.replace("0.0.0.0", "127.0.0.1")))).status).toBe(200);
+      const loopback = s.url.replace("0.0.0.0", "127.0.0.1");
+      expect((await fetch(new URL("api/pools", loopback))).status).toBe(200);
+      expect((await fetch(new URL("api/pools", loopback.replace("127.0.0.1", "localhost")))).status).toBe(200);
+      // A page elsewhere whose name was pointed at 127.0.0.1 (DNS rebinding) sends its own Host.
+      const rebound = await rawGet(new URL("api/pools", loopback), "attacker.example");
+      expect(rebound.status).toBe(403);
+      expect(rebound.body).toContain("loopback host name");
       const withAuth = await serveDashboard({ store: (await ctx()).h.store, auth: TOKEN }, "0.0.0.0");
       served.push(withAuth);
       const authed = await fetch(new URL("api/pools", withAuth.url.replace("0.0.0.0", address)), {
