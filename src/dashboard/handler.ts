@@ -101,13 +101,22 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+/** The host of an Origin header, or null when it names none ("null", or malformed). */
+function originHost(origin: string): string | null {
+  try {
+    return new URL(origin).host || null;
+  } catch {
+    return null;
+  }
+}
+
 /** Why a POST may not change anything (CSRF, readOnly, content type), or null when it may. */
 function refusePost(o: CheckedDashboardOptions, csrf: string, req: IncomingMessage): ApiAnswer | null {
   if (o.readOnly) return { status: 403, body: { error: "this dashboard is read-only" } };
   const token = req.headers[CSRF_HEADER];
   if (typeof token !== "string" || !sameText(token, csrf)) return { status: 403, body: { error: "missing or wrong CSRF token" } };
   const origin = req.headers.origin;
-  if (origin !== undefined && origin !== "null" && new URL(origin).host !== req.headers.host) {
+  if (origin !== undefined && originHost(origin) !== req.headers.host) {
     return { status: 403, body: { error: "cross-origin request refused" } };
   }
   if (!(req.headers["content-type"] ?? "").startsWith("application/json")) {

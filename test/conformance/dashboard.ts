@@ -94,6 +94,9 @@ export function defineDashboardTests<Tx>(harness: StoreHarness<Tx>): void {
       expect((await postAction(s.url, "pause", { pool: "jobs" }, { "x-workpool-csrf": "wrong" })).status).toBe(403);
       const crossSite = await postAction(s.url, "pause", { pool: "jobs" }, { "x-workpool-csrf": csrf, origin: "http://evil.example" });
       expect(crossSite.status).toBe(403);
+      for (const origin of ["null", "not a url"]) {
+        expect((await postAction(s.url, "pause", { pool: "jobs" }, { "x-workpool-csrf": csrf, origin })).status).toBe(403);
+      }
       const form = await fetch(new URL("api/action/pause", s.url), {
         method: "POST",
         headers: { "content-type": "text/plain", "x-workpool-csrf": csrf },
