@@ -29,6 +29,8 @@ let browser: Awaited<ReturnType<typeof launchChromium>>;
 let page: Page;
 /** alert() calls the page made: an XSS payload that ran would add one. */
 const alerts: string[] = [];
+/** The console's errors, a CSP violation among them. */
+const consoleErrors: string[] = [];
 
 let openGate!: () => void;
 const gate = new Promise<void>((resolve) => (openGate = resolve));
@@ -40,6 +42,9 @@ beforeAll(async () => {
   dash = await serveDashboard({ store });
   browser = await launchChromium();
   page = await browser.context.newPage();
+  page.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text());
+  });
   page.on("dialog", (d) => {
     if (d.type() === "confirm") return void d.accept();
     alerts.push(d.message());
@@ -137,6 +142,7 @@ test("pool page: filter by state and search by id; a work's page shows args, att
   expect(await page.locator(".attempt .error-text b").first().innerText()).toBe(XSS);
   expect(await page.locator("main img").count()).toBe(0);
   expect(alerts).toEqual([]);
+  expect(consoleErrors.join("\n")).toBe("");
   await page.screenshot({ path: `${IMAGES}dashboard-work.png`, fullPage: true });
 });
 
