@@ -1,5 +1,6 @@
 // Lint rules: the recommended sets of ESLint and typescript-eslint, strict about `any`.
 import js from "@eslint/js";
+import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
@@ -31,4 +32,6 @@ export default tseslint.config(
       "no-constant-condition": ["error", { checkLoops: false }],
     },
   },
+  // The dashboard's browser app runs in the browser, not in Node.
+  { files: ["dashboard-ui/src/**"], languageOptions: { globals: globals.browser } },
 );

@@ -239,6 +239,34 @@ export function defineCliTests(target: CliTarget): void {
       expect(await server.exited).toBe(0);
     });
 
+    test("dashboard serves on loopback and prints its address; another host without a token is refused", async () => {
+      const s = await fresh();
+      await populate(s.store);
+      const refused = await runCli([...s.args, "dashboard", "--host", "0.0.0.0", "--port", "0"]);
+      expectExit(refused, 2);
+      expect(refused.stderr).toContain("refusing to serve the dashboard on 0.0.0.0 without auth");
+      const server = startCli([...s.args, "dashboard", "--port", "0"]);
+      await server.until((out) => /workpool dashboard on http:\/\/127\.0\.0\.1:\d+\//.test(out));
+      const url = /(http:\/\/\S+\/)/.exec(server.stdout())![1]!;
+      expect(await (await fetch(url)).text()).toContain('<div id="app">');
+      const pools = (await (await fetch(`${url}api/pools`)).json()) as { pools: { name: string }[] };
+      expect(pools.pools.map((p) => p.name)).toEqual(["mail"]);
+      server.proc.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+
+      const token = "a-token-for-the-cli-test-0123";
+      const exposed = startCli([...s.args, "dashboard", "--host", "0.0.0.0", "--port", "0", "--read-only"], {
+        WORKPOOL_DASHBOARD_TOKEN: token,
+      });
+      await exposed.until((out) => out.includes("?token=<WORKPOOL_DASHBOARD_TOKEN>"));
+      const port = /:(\d+)\//.exec(exposed.stdout())![1]!;
+      expect((await fetch(`http://127.0.0.1:${port}/api/pools`)).status).toBe(401);
+      const session = await fetch(`http://127.0.0.1:${port}/api/session`, { headers: { authorization: `Bearer ${token}` } });
+      expect(await session.json()).toMatchObject({ readOnly: true });
+      exposed.proc.kill("SIGTERM");
+      expect(await exposed.exited).toBe(0);
+    });
+
     test("stats --watch refreshes until interrupted, then exits 0", async () => {
       const s = await fresh();
       await populate(s.store);

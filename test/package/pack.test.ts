@@ -76,6 +76,9 @@ test("npm pack produces a package a fresh project can import", () => {
     "dist/drivers/postgres/migrations/003_admin.sql",
     "dist/admin/index.js",
     "dist/admin/index.d.ts",
+    "dist/dashboard/index.js",
+    "dist/dashboard/index.d.ts",
+    "dist/dashboard/ui/index.html",
     "dist/cli/main.js",
     "README.md",
     "LICENSE",
@@ -104,11 +107,19 @@ const s = await pool.status(id);
 console.log(s.result.returnValue, typeof NonRetryableError);
 const { workpoolAdmin } = await import("workpool/admin");
 console.log((await workpoolAdmin(store).pools()).map((p) => p.name + ":" + p.counts.success).join());
+const { dashboardHandler } = await import("workpool/dashboard");
+const { createServer } = await import("node:http");
+const server = createServer(dashboardHandler({ store }));
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+const base = "http://127.0.0.1:" + server.address().port + "/";
+const script = (await (await fetch(base)).text()).match(/src="\\.\\/(assets\\/[^"]+\\.js)"/)[1];
+console.log("dashboard", (await fetch(base + script)).status, (await (await fetch(base + "api/pools")).json()).pools.length);
+server.close();
 await store.close();
 `,
   );
   const printed = execFileSync(process.execPath, ["main.mjs"], { cwd: app, encoding: "utf8" });
-  expect(printed.trim()).toBe("hello world function\ndefault:1");
+  expect(printed.trim()).toBe("hello world function\ndefault:1\ndashboard 200 1");
   // The package's bin, as npx would find it.
   const pkg = JSON.parse(readFileSync(join(app, "node_modules", "workpool", "package.json"), "utf8")) as { bin: Record<string, string> };
   const bin = join(app, "node_modules", "workpool", pkg.bin.workpool!);

@@ -1,12 +1,13 @@
 /**
  * Every command of the `workpool` CLI, in the order `--help` lists them. A command is a
  * module exporting a function that registers it (and its options) on the program with
- * the shared {@link Cli}. To add one (for example `workpool dashboard`), write its module
- * and list its register function here.
+ * the shared {@link Cli}. To add one, write its module and list its register function
+ * here.
  */
 import type { Command } from "commander";
 import type { Cli } from "../cli.js";
 import { registerCancels, registerRetryAndPurge } from "./actions.js";
+import { registerDashboard } from "./dashboard.js";
 import { registerLimits } from "./limits.js";
 import { registerPools } from "./pools.js";
 import { registerStore } from "./store.js";
@@ -23,4 +24,5 @@ export const COMMANDS: readonly RegisterCommands[] = [
   registerRetryAndPurge,
   registerLimits,
   registerStore,
+  registerDashboard,
 ];

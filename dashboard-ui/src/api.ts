@@ -1,0 +1,73 @@
+/**
+ * The browser side of the dashboard's JSON API: reads are GETs, every change is a POST
+ * carrying the CSRF token the server handed out in api/session. Paths are relative, so the
+ * app works under any mount path.
+ */
+import type { ListPage, PoolSummary, WorkDetail } from "../../src/admin/types.js";
+
+export type { ListPage, PoolSummary, WorkDetail, WorkSummary, AttemptRecord } from "../../src/admin/types.js";
+
+/** The chart's series (see src/dashboard/sampler.ts). */
+export interface Series {
+  t: number[];
+  started: number[];
+  finished: number[];
+  waitMs: number[];
+}
+
+/** What the server says about this session. */
+export interface Session {
+  csrf: string;
+  readOnly: boolean;
+}
+
+/** An answer of the API that was not a success; its message is the server's. */
+export class ApiError extends Error {}
+
+async function answer<T>(res: Response): Promise<T> {
+  const body = (await res.json().catch(() => ({ error: `HTTP ${res.status}` }))) as T & { error?: string };
+  if (!res.ok) throw new ApiError(body.error ?? `HTTP ${res.status}`);
+  return body;
+}
+
+async function get<T>(name: string, params: Record<string, string | undefined> = {}): Promise<T> {
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== "") query.set(k, v);
+  const qs = query.toString();
+  return answer<T>(await fetch(`api/${name}${qs ? `?${qs}` : ""}`, { headers: { accept: "application/json" } }));
+}
+
+let session: Promise<Session> | null = null;
+
+/** The session (fetched once). */
+export function getSession(): Promise<Session> {
+  session ??= get<Session>("session");
+  return session;
+}
+
+/** Runs an action (api/action/<name>) with a JSON body. */
+export async function act<T = unknown>(name: string, body: Record<string, unknown>): Promise<T> {
+  const { csrf } = await getSession();
+  const res = await fetch(`api/action/${name}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-workpool-csrf": csrf },
+    body: JSON.stringify(body),
+  });
+  return answer<T>(res);
+}
+
+/** The reads. */
+export const api = {
+  pools: () => get<{ pools: PoolSummary[] }>("pools").then((r) => r.pools),
+  series: (pool?: string) => get<Series>("series", { pool }),
+  list: (pool: string, filter: Record<string, string | undefined>) => get<ListPage>("list", { pool, ...filter }),
+  work: (id: string) => get<WorkDetail>("work", { id }),
+};
+
+/** One id's outcome of a bulk cancel or retry. */
+export interface BulkResult {
+  id: string;
+  ok: boolean;
+  newId?: string;
+  error?: string;
+}

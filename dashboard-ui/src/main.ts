@@ -1,0 +1,34 @@
+/** The dashboard's browser app: a hash router over the overview, pool and work pages. */
+import { html } from "htm/preact";
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { getSession, type Session } from "./api.js";
+import { href, useRoute } from "./hooks.js";
+import { Overview } from "./overview.js";
+import { PoolPage } from "./pool.js";
+import "./style.css";
+import { WorkPage } from "./work.js";
+
+function App() {
+  const route = useRoute();
+  const [session, setSession] = useState<Session | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    getSession().then(setSession, (e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+  }, []);
+  const [, page, arg] = route.split("/");
+  const value = arg === undefined ? "" : decodeURIComponent(arg);
+  let body;
+  if (error) body = html`<p class="error">${error}</p>`;
+  else if (!session) body = html`<p>Loading…</p>`;
+  else if (page === "pool") body = html`<${PoolPage} key=${value} name=${value} session=${session} />`;
+  else if (page === "work") body = html`<${WorkPage} key=${value} id=${value} session=${session} />`;
+  else body = html`<${Overview} />`;
+  return html`<header>
+      <a class="brand" href=${href.overview()}>workpool</a>
+      ${session?.readOnly && html`<span class="badge">read-only</span>`}
+    </header>
+    <main>${body}</main>`;
+}
+
+render(html`<${App} />`, document.getElementById("app")!);

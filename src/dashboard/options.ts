@@ -1,0 +1,84 @@
+/**
+ * The options of dashboardHandler(): checked in the style of the rest of the API (an
+ * InvalidArgumentError naming the field; unknown keys are errors), and what "loopback"
+ * means for the rule that a dashboard reachable from elsewhere needs `auth`.
+ */
+import type { IncomingMessage } from "node:http";
+import { isIP } from "node:net";
+import type { Clock } from "../clock.js";
+import { InvalidArgumentError } from "../errors.js";
+import { checkClock, checkOptionKeys, describeValue } from "../options.js";
+
+/** Decides whether a request may use the dashboard: the app's own auth. */
+export type DashboardAuthFunction = (req: IncomingMessage) => boolean | Promise<boolean>;
+
+/** Options of dashboardHandler(). */
+export interface DashboardOptions {
+  /** A store from sqliteStore() or postgresStore(). */
+  store: unknown;
+  /** The path the handler is mounted at, e.g. "/admin/workpool" (default ""). Requests outside it get 404. */
+  basePath?: string;
+  /**
+   * A token (16 to 1000 characters) the browser presents once as `?token=` (kept in an
+   * HttpOnly cookie) or as `Authorization: Bearer`, or a function deciding from the request.
+   * Without it the dashboard answers only requests that arrive on a loopback address.
+   */
+  auth?: string | DashboardAuthFunction;
+  /** Shows everything and changes nothing: actions are hidden and refused. */
+  readOnly?: boolean;
+  /** Time source for ages and the chart (default: the system clock). */
+  clock?: Clock;
+}
+
+/** Options after checking. */
+export interface CheckedDashboardOptions {
+  basePath: string;
+  auth: string | DashboardAuthFunction | null;
+  readOnly: boolean;
+  clock: Clock | undefined;
+}
+
+const KEYS = ["store", "basePath", "auth", "readOnly", "clock"] as const;
+
+/** Checks dashboardHandler()'s options (the store is checked by workpoolAdmin()). */
+export function checkDashboardOptions(options: unknown): CheckedDashboardOptions {
+  const o = checkOptionKeys("options", options, KEYS, "dashboardHandler()") as Partial<DashboardOptions>;
+  let basePath = "";
+  if (o.basePath !== undefined) {
+    if (typeof o.basePath !== "string" || o.basePath.length > 200 || !/^(\/[A-Za-z0-9_.~-]+)*\/?$/.test(o.basePath)) {
+      throw new InvalidArgumentError(
+        "basePath",
+        `must be a path like "/admin/workpool" (letters, digits, _ . ~ -), got ${describeValue(o.basePath)}`,
+      );
+    }
+    basePath = o.basePath.replace(/\/$/, "");
+  }
+  let auth: string | DashboardAuthFunction | null = null;
+  if (o.auth !== undefined) {
+    if (typeof o.auth === "string") {
+      if (o.auth.length < 16 || o.auth.length > 1000 || !/^[\x21-\x7e]+$/.test(o.auth)) {
+        throw new InvalidArgumentError(
+          "auth",
+          "must be a token of 16 to 1000 printable ASCII characters (no spaces), or a function (req) => boolean",
+        );
+      }
+    } else if (typeof o.auth !== "function") {
+      throw new InvalidArgumentError("auth", `must be a token string or a function (req) => boolean, got ${describeValue(o.auth)}`);
+    }
+    auth = o.auth;
+  }
+  if (o.readOnly !== undefined && typeof o.readOnly !== "boolean") {
+    throw new InvalidArgumentError("readOnly", `must be true or false, got ${describeValue(o.readOnly)}`);
+  }
+  return { basePath, auth, readOnly: o.readOnly ?? false, clock: o.clock === undefined ? undefined : checkClock(o.clock) };
+}
+
+/** Whether `host` (a name or an address, as given to listen() or seen on a socket) is this machine only. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  if (h === "localhost" || h.endsWith(".localhost")) return true;
+  if (isIP(h) === 4) return h.startsWith("127.");
+  if (h === "::1") return true;
+  // An IPv4 address on an IPv6 socket.
+  return h.startsWith("::ffff:") && isIP(h.slice(7)) === 4 && h.slice(7).startsWith("127.");
+}

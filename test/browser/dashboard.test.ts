@@ -1,0 +1,225 @@
+/**
+ * The dashboard in a real browser (Chromium through playwright-core) on a real SQLite
+ * store with a live pool: counts change while work drains, filters, a work's page, cancel
+ * of a running work, retry of a failed one, pause stopping starts, user data shown as text
+ * only, and a token-protected dashboard refusing a request without its token. The run
+ * saves the screenshots docs/dashboard.md shows.
+ */
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { workpoolAdmin } from "../../src/admin/index.js";
+import { Workpool, type Store } from "../../src/index.js";
+import { sqliteStore } from "../../src/drivers/sqlite/index.js";
+import { quietLogger } from "../helpers/common.js";
+import { serveDashboard, type ServedDashboard } from "../helpers/dashboard.js";
+import { tempDbPath } from "../helpers/tmp.js";
+import { launchChromium } from "./chromium.js";
+
+const XSS = "<img src=x onerror=alert(1)>";
+const TOKEN = "browser-test-token-0123456789";
+const IMAGES = fileURLToPath(new URL("../../docs/images/", import.meta.url));
+
+const db = tempDbPath("workpool-dash-");
+let store: Store<unknown>;
+let live: Workpool<unknown>;
+let dash: ServedDashboard;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let page: Page;
+/** alert() calls the page made: an XSS payload that ran would add one. */
+const alerts: string[] = [];
+/** The console's errors, a CSP violation among them. */
+const consoleErrors: string[] = [];
+
+let openGate!: () => void;
+const gate = new Promise<void>((resolve) => (openGate = resolve));
+let bounceFails = true;
+
+beforeAll(async () => {
+  store = sqliteStore({ filename: db.path }) as unknown as Store<unknown>;
+  live = new Workpool(store, { name: "emails", logger: quietLogger, maxParallelism: 2 });
+  dash = await serveDashboard({ store });
+  browser = await launchChromium();
+  page = await browser.context.newPage();
+  page.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text());
+  });
+  page.on("dialog", (d) => {
+    if (d.type() === "confirm") return void d.accept();
+    alerts.push(d.message());
+    return void d.dismiss();
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await live?.stop({ timeoutMs: 0 });
+  await dash?.close();
+  await store?.close();
+  db.remove();
+});
+
+const send = () =>
+  live.defineAction("send", async (_c, _a: { to: string }) => {
+    await gate;
+    return "sent";
+  });
+
+/** The number a pool row (overview) or the pool page shows for `state`. */
+async function shownCount(state: string): Promise<number> {
+  return Number(await page.locator(`[data-count="${state}"] b, tr[data-pool="emails"] [data-count="${state}"]`).first().innerText());
+}
+
+/** Waits until the page shows `state`'s count as `n`. */
+async function untilCount(state: string, n: number): Promise<void> {
+  await expect.poll(() => shownCount(state), { timeout: 20_000, interval: 100 }).toBe(n);
+}
+
+let sendJob: ReturnType<typeof send>;
+let hang: ReturnType<Workpool<unknown>["defineAction"]>;
+let bounce: ReturnType<Workpool<unknown>["defineAction"]>;
+let noted: ReturnType<Workpool<unknown>["defineOnComplete"]>;
+
+test("overview: live counts change while the pool drains, and the chart fills", async () => {
+  sendJob = send();
+  hang = live.defineAction(
+    "hang",
+    (c) => new Promise((_resolve, reject) => c.signal.addEventListener("abort", () => reject(c.signal.reason))),
+  );
+  bounce = live.defineAction("bounce", () => {
+    if (!bounceFails) return "ok";
+    const e = new Error(XSS);
+    e.name = XSS;
+    throw e;
+  });
+  noted = live.defineOnComplete("noted", () => undefined);
+  await live.enqueueActionBatch(
+    sendJob,
+    Array.from({ length: 20 }, (_, i) => ({ to: `user${i}@example.com` })),
+  );
+  await live.start();
+  await page.goto(dash.url);
+  await page.locator('tr[data-pool="emails"]').waitFor();
+  await untilCount("running", 2);
+  expect(await shownCount("pending")).toBe(18);
+  openGate();
+  await untilCount("success", 20);
+  await untilCount("pending", 0);
+  await expect.poll(() => page.locator(".charts").getAttribute("data-points").then(Number), { timeout: 20_000 }).toBeGreaterThan(1);
+  await expect.poll(() => page.locator(".charts canvas").count()).toBe(2);
+  mkdirSync(IMAGES, { recursive: true });
+  await page.screenshot({ path: `${IMAGES}dashboard-overview.png` });
+});
+
+test("pool page: filter by state and search by id; a work's page shows args, attempts and errors as text", async () => {
+  const failed = await live.enqueueAction(
+    bounce,
+    { note: XSS },
+    {
+      context: { html: XSS },
+      onComplete: noted,
+      retry: { maxAttempts: 2, initialBackoffMs: 10, base: 1 },
+    },
+  );
+  const admin = workpoolAdmin(store);
+  await expect.poll(async () => (await admin.get(failed))?.resultKind, { timeout: 20_000 }).toBe("failed");
+  await page.locator('a[href="#/pool/emails"]').click();
+  await page.locator("select[name=state]").selectOption("failed");
+  await page.locator(".filters button[type=submit]").click();
+  await expect.poll(() => page.locator("tr[data-id]").count()).toBe(1);
+  expect(await page.locator("tr[data-id]").getAttribute("data-id")).toBe(failed);
+  await page.locator("select[name=state]").selectOption("");
+  await page.locator("input[name=search]").fill(failed);
+  await page.locator(".filters button[type=submit]").click();
+  await expect.poll(() => page.locator("tr[data-id]").count()).toBe(1);
+
+  await page.locator(`a[href="#/work/${failed}"]`).click();
+  await page.locator(".attempt").first().waitFor();
+  expect(await page.locator('[data-field="args"]').innerText()).toContain(`"note": "${XSS}"`);
+  expect(await page.locator('[data-field="context"]').innerText()).toContain(`"html": "${XSS}"`);
+  expect(await page.locator(".attempt .error-message").first().innerText()).toBe(XSS);
+  expect(await page.locator(".attempt .error-text b").first().innerText()).toBe(XSS);
+  expect(await page.locator("main img").count()).toBe(0);
+  expect(alerts).toEqual([]);
+  expect(consoleErrors.join("\n")).toBe("");
+  await page.screenshot({ path: `${IMAGES}dashboard-work.png`, fullPage: true });
+});
+
+test("retry of a failed work runs it again as new work", async () => {
+  bounceFails = false;
+  await page.locator("button", { hasText: "Retry" }).click();
+  const link = page.locator("a", { hasText: /^[0-9A-Z]{26}$/ }).last();
+  await link.waitFor();
+  await link.click();
+  await expect.poll(() => page.locator("[data-state]").first().getAttribute("data-state"), { timeout: 20_000 }).toBe("success");
+});
+
+test("cancel of a running work: its page shows it canceled", async () => {
+  const id = await live.enqueueAction(hang, {});
+  await page.goto(`${dash.url}#/work/${id}`);
+  await expect.poll(() => page.locator("[data-state]").first().getAttribute("data-state"), { timeout: 20_000 }).toBe("running");
+  await page.locator("button", { hasText: "Cancel" }).click();
+  await expect.poll(() => page.locator("[data-state]").first().getAttribute("data-state"), { timeout: 20_000 }).toBe("canceled");
+});
+
+test("pause: the page shows the pool paused and no attempt starts until resume", async () => {
+  // One worker stepped by hand, so "nothing started" is a fact and not a matter of timing.
+  await live.stop();
+  const stepper = new Workpool(store, { name: "emails", logger: quietLogger });
+  stepper.defineAction("send", () => "sent");
+  await page.goto(`${dash.url}#/pool/emails`);
+  await page.locator("button", { hasText: "Pause" }).click();
+  await expect.poll(() => page.locator("[data-limit]").innerText()).toBe("paused (2)");
+  const success = await shownCount("success");
+  await live.enqueueActionBatch(sendJob, [{ to: "a@example.com" }, { to: "b@example.com" }]);
+  expect((await stepper.runOnce()).claimed).toBe(0);
+  await untilCount("pending", 2);
+  expect(await shownCount("running")).toBe(0);
+  await page.locator("button", { hasText: "Resume" }).click();
+  await expect.poll(() => page.locator("[data-limit]").innerText()).toBe("2");
+  expect((await stepper.runOnce()).claimed).toBe(2);
+  await untilCount("success", success + 2);
+  await stepper.stop({ timeoutMs: 0 });
+});
+
+test("bulk: select a page of pending work and cancel it in one action", async () => {
+  const ids = await live.enqueueActionBatch(sendJob, [{ to: "c@example.com" }, { to: "d@example.com" }], { runAfter: 3_600_000 });
+  await page.goto(`${dash.url}#/pool/emails`);
+  await page.locator("select[name=state]").selectOption("pending");
+  await page.locator(".filters button[type=submit]").click();
+  await expect.poll(() => page.locator("tr[data-id]").count()).toBe(2);
+  await page.locator('input[aria-label="select page"]').check();
+  await page.locator("button", { hasText: "Cancel selected" }).click();
+  await expect.poll(() => page.locator(".notice").innerText()).toBe("Canceled 2 of 2");
+  const admin = workpoolAdmin(store);
+  for (const id of ids) expect((await admin.get(id))!.resultKind).toBe("canceled");
+  await expect.poll(() => page.locator("tr[data-id]").count()).toBe(0);
+});
+
+test("readOnly: no action is offered", async () => {
+  const readOnly = await serveDashboard({ store, readOnly: true });
+  try {
+    await page.goto(`${readOnly.url}#/pool/emails`);
+    await page.locator(".badge", { hasText: "read-only" }).waitFor();
+    await page.locator("[data-limit]").waitFor();
+    expect(await page.locator("main button", { hasText: /Pause|Resume|Cancel|Purge|Set limit|Retry/ }).count()).toBe(0);
+    expect(await page.locator("main input[type=checkbox]").count()).toBe(0);
+  } finally {
+    await readOnly.close();
+  }
+});
+
+test("with auth set, a request without the token is refused; ?token= opens the dashboard", async () => {
+  const guarded = await serveDashboard({ store, auth: TOKEN });
+  try {
+    const refused = await page.goto(guarded.url);
+    expect(refused!.status()).toBe(401);
+    expect(await page.locator("body").innerText()).toContain("unauthorized");
+    await page.goto(`${guarded.url}?token=${TOKEN}`);
+    expect(new URL(page.url()).search).toBe("");
+    await page.locator('tr[data-pool="emails"]').waitFor();
+  } finally {
+    await guarded.close();
+  }
+});
