@@ -31,10 +31,13 @@ export type {
   OnCompleteCtx,
   OnCompleteFn,
   OnCompleteHandle,
+  ArgsOf,
+  ResultOf,
 } from "./handlers.js";
 export { MAX_PARALLELISM } from "./options.js";
 export type { ConfigureOptions, WorkpoolOptions } from "./options.js";
 export { MAX_PAYLOAD_BYTES } from "./json.js";
+export { toWorkId } from "./ids.js";
 export type {
   JsonValue,
   OnCompleteArgs,

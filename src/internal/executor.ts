@@ -5,6 +5,7 @@
  * commit together, exactly once.
  */
 import type { WorkRow } from "../driver/driver.js";
+import type { WorkId } from "../types.js";
 import type { CompletedEvent } from "../events.js";
 import { encodeJson } from "../json.js";
 import { isNonRetryable } from "../retry.js";
@@ -45,7 +46,7 @@ export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: At
   try {
     if (abort.aborted) return fromAbort(abort);
     const ctx = {
-      workId: row.id,
+      workId: row.id as WorkId,
       attempt: row.attempt,
       name: row.name ?? row.fnName,
       get signal(): AbortSignal {
@@ -148,7 +149,7 @@ function runMutationTransaction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promise<
     const handler = rt.handlers.get(row.fnName);
     if (!handler || handler.kind !== "mutation") return missingHandler(rt, row);
     try {
-      const ctx = { workId: row.id, attempt: row.attempt, name: row.name ?? row.fnName, tx: ops.tx };
+      const ctx = { workId: row.id as WorkId, attempt: row.attempt, name: row.name ?? row.fnName, tx: ops.tx };
       const value = await ops.savepoint(async () => checkReturnValue(await handler.fn(ctx, JSON.parse(row.args))));
       return { kind: "success", returnValue: value };
     } catch (e) {

@@ -8,12 +8,12 @@
 import { DRIVER, type Driver, type Store, type WorkRow } from "../driver/driver.js";
 import { InvalidArgumentError, UnknownWorkError } from "../errors.js";
 import type { WorkpoolEventName, WorkpoolEvents } from "../events.js";
-import type { OnCompleteHandle } from "../handlers.js";
+import type { ActionFn, OnCompleteHandle } from "../handlers.js";
 import { isWorkId } from "../ids.js";
 import type { RunOnceResult } from "../internal/worker.js";
 import { describeValue, MAX_PARALLELISM } from "../options.js";
-import type { RetryBehavior, RunResult, Status } from "../types.js";
-import { Workpool, type StopOptions } from "../workpool.js";
+import type { JsonArgsCheck, RetryBehavior, RunResult, Status } from "../types.js";
+import { Workpool, type ActionEnqueueOptions, type StopOptions } from "../workpool.js";
 import { RunNotCompletedError, UnknownRunError } from "./errors.js";
 import { resolveRetrierOptions, retrierRetryBehavior, RETRIER_RETENTION_MS, type ActionRetrierOptions } from "./options.js";
 import type {
@@ -80,11 +80,11 @@ export class ActionRetrier<Tx = unknown> {
    * Defines an action. It may run more than once (it is retried after failures and after
    * a lost worker), so it must be idempotent. Throw `NonRetryableError` to fail at once.
    */
-  defineAction<A, R>(name: string, handler: RetrierActionFn<A, R>): RetrierActionHandle<A, Awaited<R>> {
+  defineAction<A, R>(name: string, handler: RetrierActionFn<A, R> & JsonArgsCheck<A>): RetrierActionHandle<A, Awaited<R>> {
     if (typeof handler !== "function") throw new InvalidArgumentError("defineAction(handler)", "must be a function");
-    return this.pool.defineAction<A, R>(name, (ctx, args) =>
-      handler({ runId: ctx.workId, attempt: ctx.attempt, signal: ctx.signal, name: ctx.name }, args),
-    );
+    const run: ActionFn<unknown, R> = (ctx, args) =>
+      handler({ runId: ctx.workId, attempt: ctx.attempt, signal: ctx.signal, name: ctx.name }, args as A);
+    return this.pool.defineAction(name, run) as RetrierActionHandle<unknown, Awaited<R>> as RetrierActionHandle<A, Awaited<R>>;
   }
 
   /**
@@ -106,28 +106,40 @@ export class ActionRetrier<Tx = unknown> {
    * before anything is written; on SQLite with `tx` the write happens before this returns,
    * so it joins the caller's synchronous transaction.
    */
-  run<A, R>(handle: RetrierActionHandle<A, R>, args: A, options?: RunOptions<Tx, R>): Promise<RunId> {
+  run<A, R>(handle: RetrierActionHandle<A, R>, args: NoInfer<A>, options?: RunOptions<Tx, NoInfer<R>>): Promise<RunId> {
     const o = checkRunOptions(options, "run");
-    return this.pool.enqueueAction(handle, args, {
+    // The pool checks runAt with runAfter, and the handles, at run time.
+    const enqueueOptions = {
       retry: { ...this.retryBehavior },
       // Same object the pool's defineOnComplete returned; only its static type differs.
       onComplete: o.onComplete as unknown as OnCompleteHandle<unknown, R> | undefined,
       runAt: o.runAt,
       runAfter: o.runAfter,
       tx: o.tx,
-    });
+    } as ActionEnqueueOptions<Tx, unknown, R>;
+    return this.pool.enqueueAction(handle, args, enqueueOptions);
   }
 
   /** Starts a run whose first attempt is not before `runAt` (epoch ms). */
-  runAt<A, R>(runAt: number, handle: RetrierActionHandle<A, R>, args: A, options?: ScheduledRunOptions<Tx, R>): Promise<RunId> {
+  runAt<A, R>(
+    runAt: number,
+    handle: RetrierActionHandle<A, R>,
+    args: NoInfer<A>,
+    options?: ScheduledRunOptions<Tx, NoInfer<R>>,
+  ): Promise<RunId> {
     const o = checkRunOptions(options, "runAt");
-    return this.run(handle, args, { ...o, runAt });
+    return this.run(handle, args, { ...o, runAt, runAfter: undefined });
   }
 
   /** Starts a run whose first attempt is not before `runAfter` ms from now. */
-  runAfter<A, R>(runAfter: number, handle: RetrierActionHandle<A, R>, args: A, options?: ScheduledRunOptions<Tx, R>): Promise<RunId> {
+  runAfter<A, R>(
+    runAfter: number,
+    handle: RetrierActionHandle<A, R>,
+    args: NoInfer<A>,
+    options?: ScheduledRunOptions<Tx, NoInfer<R>>,
+  ): Promise<RunId> {
     const o = checkRunOptions(options, "runAfter");
-    return this.run(handle, args, { ...o, runAfter });
+    return this.run(handle, args, { ...o, runAt: undefined, runAfter });
   }
 
   /**

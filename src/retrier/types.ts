@@ -4,9 +4,10 @@
  * which differs on purpose from the pool's (`kind`, `pending`/`running`, `finished`).
  */
 import type { ActionHandle } from "../handlers.js";
+import type { WorkId } from "../types.js";
 
 /** Id of one run, as returned by `run`, `runAt` and `runAfter`. It is the underlying work id. */
-export type RunId = string;
+export type RunId = WorkId;
 
 /** How a run ended. */
 export type RetrierRunResult<R = unknown> = { type: "success"; returnValue: R } | { type: "failed"; error: string } | { type: "canceled" };
@@ -62,17 +63,25 @@ export interface RetrierOnCompleteHandle<R> {
   readonly [typeOfRetrierOnComplete]?: (args: RetrierOnCompleteArgs<R>) => void;
 }
 
-/** Options of `run`. */
-export interface RunOptions<Tx, R = unknown> {
+/** Options of `run`, `runAt` and `runAfter` apart from the start time. */
+export interface ScheduledRunOptions<Tx, R = unknown> {
   /** Mutation run exactly once when the run completes (success, final failure or cancel). */
   onComplete?: RetrierOnCompleteHandle<R>;
-  /** Earliest start of the first attempt, epoch ms. Not with runAfter. */
-  runAt?: number;
-  /** Earliest start of the first attempt, ms from now. Not with runAt. */
-  runAfter?: number;
   /** The caller's open transaction: the run exists if and only if it commits. */
   tx?: Tx;
 }
 
-/** Options of `runAt` and `runAfter`: the time is their first argument. */
-export type ScheduledRunOptions<Tx, R = unknown> = Omit<RunOptions<Tx, R>, "runAt" | "runAfter">;
+/** Options of `run`: `runAt` or `runAfter`, not both. */
+export type RunOptions<Tx, R = unknown> = ScheduledRunOptions<Tx, R> &
+  (
+    | {
+        /** Earliest start of the first attempt, epoch ms. Not with runAfter. */
+        runAt?: number;
+        runAfter?: undefined;
+      }
+    | {
+        runAt?: undefined;
+        /** Earliest start of the first attempt, ms from now. Not with runAt. */
+        runAfter?: number;
+      }
+  );

@@ -15,6 +15,7 @@ import {
   Workpool,
   type ActionRetrierOptions,
   type RetrierOnCompleteArgs,
+  type RunId,
 } from "../../src/index.js";
 import { aborted, deferred, errorOf, CapturingLogger, nextEvent, T0, type RetrierStoreFactory, type RetrierTestStore } from "./helpers.js";
 
@@ -386,7 +387,7 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
       test("malformed run ids are rejected naming runId", async () => {
         const t = await ctx();
         const r = t.retrier();
-        for (const call of [() => r.status("nope"), () => r.cancel(42 as never), () => r.cleanup(undefined as never)]) {
+        for (const call of [() => r.status("nope" as RunId), () => r.cancel(42 as never), () => r.cleanup(undefined as never)]) {
           const e = await errorOf(call);
           expect(e).toBeInstanceOf(InvalidArgumentError);
           expect((e as Error).message).toMatch(/runId: is not a run id/);
@@ -421,6 +422,7 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
         const done = r.defineOnComplete("done", () => undefined);
         const otherAction = new Workpool(t.s.store, { name: "other" }).defineAction("x", () => 1);
         const cases: [() => unknown, RegExp][] = [
+          // @ts-expect-error runAt and runAfter are exclusive in the types too
           [() => r.run(a, {}, { runAt: T0, runAfter: 1 }), /runAt: give runAt .* not both/],
           [() => r.run(a, {}, { runAt: NaN }), /runAt: must be a finite number/],
           [() => r.runAfter(Infinity, a, {}), /runAfter: must be a finite number/],
@@ -450,8 +452,8 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
         const t = await ctx();
         const r = t.retrier();
         const a = r.defineAction("a", (_c, n: number) => n * 2);
-        let committed = "";
-        let rolledBack = "";
+        let committed = "" as RunId;
+        let rolledBack = "" as RunId;
         await t.s.inAppTransaction((tx) => r.run(a, 21, { tx }).then((id) => (committed = id)), false);
         await t.s.inAppTransaction((tx) => r.run(a, 1, { tx }).then((id) => (rolledBack = id)), true);
         expect(await errorOf(() => r.status(rolledBack))).toBeInstanceOf(UnknownRunError);

@@ -7,7 +7,7 @@ import type { WorkRow } from "../../driver/driver.js";
 import type { ErrorDetail } from "../../error-text.js";
 import type { CompletedEvent, CompletionStatus } from "../../events.js";
 import { backoffMs, canRetry } from "../../retry.js";
-import type { RetryBehavior, RunResult } from "../../types.js";
+import type { RetryBehavior, RunResult, WorkId } from "../../types.js";
 import type { PoolRuntime } from "../runtime.js";
 import { boundScheduledTime } from "../schedule.js";
 
@@ -107,7 +107,7 @@ export function completedEvent<Tx>(
   const event: CompletedEvent = {
     event: "completed",
     pool: rt.pool,
-    workId: row.id,
+    workId: row.id as WorkId,
     fnName: row.fnName,
     status,
     attempts: row.attempt,
