@@ -5,7 +5,7 @@
 export { Workpool } from "./workpool.js";
 export type { ActionEnqueueOptions, CancelAllOptions, EnqueueOptions, StopOptions } from "./workpool.js";
 export type { RunOnceResult } from "./internal/worker.js";
-export { NonRetryableError, DEFAULT_RETRY_BEHAVIOR } from "./retry.js";
+export { NonRetryableError, WorkError, DEFAULT_RETRY_BEHAVIOR } from "./retry.js";
 export { InvalidArgumentError, UnknownWorkError } from "./errors.js";
 export { ManualClock, systemClock } from "./clock.js";
 export type { Clock, TimerHandle } from "./clock.js";

@@ -35,7 +35,7 @@ import {
   type ResolvedOptions,
   type WorkpoolOptions,
 } from "./options.js";
-import type { JsonArgsCheck, JsonContextCheck, RetryBehavior, RunResultKind, Status, WorkId } from "./types.js";
+import type { JsonArgsCheck, JsonContextCheck, RetryBehavior, Status, WorkId } from "./types.js";
 
 /** When work may start: `runAt` or `runAfter`, not both. */
 export type EnqueueTiming =
@@ -57,10 +57,8 @@ export type EnqueueCompletion<C, R, P extends string = string> =
       onComplete: OnCompleteHandle<C, R, P>;
       /** JSON passed to onComplete as `context`. */
       context?: NoInfer<C>;
-      /** Result kinds for which onComplete is not run (the work still finishes). */
-      onCompleteExcludeKinds?: readonly RunResultKind[];
     }
-  | { onComplete?: undefined; context?: undefined; onCompleteExcludeKinds?: undefined };
+  | { onComplete?: undefined; context?: undefined };
 
 /** Options of enqueueMutation, and those shared with enqueueAction. */
 export type EnqueueOptions<Tx, C = unknown, R = unknown, P extends string = string> = EnqueueCommonOptions<Tx> &

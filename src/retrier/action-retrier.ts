@@ -254,7 +254,9 @@ function toRetrierResult<R>(result: RunResult<R>): RetrierRunResult<R> {
     case "success":
       return { type: "success", returnValue: result.returnValue };
     case "failed":
-      return { type: "failed", error: result.error };
+      return result.errorData === undefined
+        ? { type: "failed", error: result.error }
+        : { type: "failed", error: result.error, errorData: result.errorData };
     case "canceled":
       return { type: "canceled" };
   }

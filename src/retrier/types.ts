@@ -4,13 +4,21 @@
  * which differs on purpose from the pool's (`kind`, `pending`/`running`, `finished`).
  */
 import type { ActionHandle } from "../handlers.js";
-import type { WorkId } from "../types.js";
+import type { JsonValue, WorkId } from "../types.js";
 
 /** Id of one run, as returned by `run`, `runAt` and `runAfter`. It is the underlying work id. */
 export type RunId = WorkId;
 
 /** How a run ended. */
-export type RetrierRunResult<R = unknown> = { type: "success"; returnValue: R } | { type: "failed"; error: string } | { type: "canceled" };
+export type RetrierRunResult<R = unknown> =
+  | { type: "success"; returnValue: R }
+  | {
+      type: "failed";
+      error: string;
+      /** The JSON `data` of the WorkError (or NonRetryableError) the last attempt threw, when it had one. */
+      errorData?: JsonValue;
+    }
+  | { type: "canceled" };
 
 /** What `status(runId)` returns: still going (waiting, running or waiting to retry), or done. */
 export type RunStatus<R = unknown> = { type: "inProgress" } | { type: "completed"; result: RetrierRunResult<R> };
