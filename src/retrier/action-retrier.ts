@@ -12,10 +12,17 @@ import type { ActionFn, OnCompleteHandle } from "../handlers.js";
 import { isWorkId } from "../ids.js";
 import type { RunOnceResult } from "../internal/worker.js";
 import { describeValue, MAX_PARALLELISM } from "../options.js";
-import type { JsonArgsCheck, RetryBehavior, RunResult, Status } from "../types.js";
+import type { JsonArgsCheck, JsonContextCheck, RetryBehavior, RunResult, Status } from "../types.js";
 import { Workpool, type ActionEnqueueOptions, type StopOptions } from "../workpool.js";
 import { RunNotCompletedError, UnknownRunError } from "./errors.js";
-import { resolveRetrierOptions, retrierRetryBehavior, RETRIER_RETENTION_MS, type ActionRetrierOptions } from "./options.js";
+import {
+  checkBackoff,
+  resolveRetrierOptions,
+  retrierRetryBehavior,
+  RETRIER_RETENTION_MS,
+  type ActionRetrierOptions,
+  type Backoff,
+} from "./options.js";
 import type {
   RetrierActionFn,
   RetrierActionHandle,
@@ -28,7 +35,7 @@ import type {
   ScheduledRunOptions,
 } from "./types.js";
 
-const RUN_OPTIONS = new Set(["onComplete", "runAt", "runAfter", "tx"]);
+const RUN_OPTIONS = new Set(["onComplete", "context", "initialBackoffMs", "base", "maxFailures", "runAt", "runAfter", "tx"]);
 
 /**
  * Runs actions reliably: each run is retried with exponential backoff and jitter until it
@@ -53,6 +60,8 @@ export class ActionRetrier<Tx = unknown> {
    */
   readonly retryBehavior: Readonly<RetryBehavior>;
   private readonly pool: Workpool<Tx>;
+  /** The retrier's own backoff options, which a run may override. */
+  private readonly backoff: Backoff;
   private readonly driver: Driver<Tx>;
   private migrated: Promise<void> | null = null;
 
@@ -73,6 +82,7 @@ export class ActionRetrier<Tx = unknown> {
     });
     this.driver = store[DRIVER];
     this.name = o.name;
+    this.backoff = { initialBackoffMs: o.initialBackoffMs, base: o.base, maxFailures: o.maxFailures };
     this.retryBehavior = Object.freeze(retrierRetryBehavior(o));
   }
 
@@ -92,12 +102,15 @@ export class ActionRetrier<Tx = unknown> {
    * transaction (`ctx.tx`). If it throws, its writes roll back and it is tried again later.
    * On SQLite, make it synchronous: the connection is held while it runs.
    */
-  defineOnComplete<R = unknown>(name: string, handler: RetrierOnCompleteFn<Tx, R>): RetrierOnCompleteHandle<R> {
+  defineOnComplete<R = unknown, C = unknown>(
+    name: string,
+    handler: RetrierOnCompleteFn<Tx, R, C> & JsonContextCheck<C>,
+  ): RetrierOnCompleteHandle<R, C> {
     if (typeof handler !== "function") throw new InvalidArgumentError("defineOnComplete(handler)", "must be a function");
-    const handle = this.pool.defineOnComplete<unknown, R>(name, (ctx, { workId, result }) =>
-      handler({ runId: workId, name: ctx.name, tx: ctx.tx }, { runId: workId, result: toRetrierResult(result) }),
+    const handle = this.pool.defineOnComplete<unknown, R>(name, (ctx, { workId, context, result }) =>
+      handler({ runId: workId, name: ctx.name, tx: ctx.tx }, { runId: workId, context: context as C, result: toRetrierResult(result) }),
     );
-    return handle as unknown as RetrierOnCompleteHandle<R>;
+    return handle as unknown as RetrierOnCompleteHandle<R, C>;
   }
 
   /**
@@ -106,11 +119,12 @@ export class ActionRetrier<Tx = unknown> {
    * before anything is written; on SQLite with `tx` the write happens before this returns,
    * so it joins the caller's synchronous transaction.
    */
-  run<A, R>(handle: RetrierActionHandle<A, R>, args: NoInfer<A>, options?: RunOptions<Tx, NoInfer<R>>): Promise<RunId> {
+  run<A, R, C = unknown>(handle: RetrierActionHandle<A, R>, args: NoInfer<A>, options?: RunOptions<Tx, NoInfer<R>, C>): Promise<RunId> {
     const o = checkRunOptions(options, "run");
-    // The pool checks runAt with runAfter, and the handles, at run time.
+    // The pool checks runAt with runAfter, context without onComplete, and the handles, at run time.
     const enqueueOptions = {
-      retry: { ...this.retryBehavior },
+      retry: this.runRetryBehavior(o),
+      context: o.context,
       // Same object the pool's defineOnComplete returned; only its static type differs.
       onComplete: o.onComplete as unknown as OnCompleteHandle<unknown, R> | undefined,
       runAt: o.runAt,
@@ -121,22 +135,22 @@ export class ActionRetrier<Tx = unknown> {
   }
 
   /** Starts a run whose first attempt is not before `runAt` (epoch ms). */
-  runAt<A, R>(
+  runAt<A, R, C = unknown>(
     runAt: number,
     handle: RetrierActionHandle<A, R>,
     args: NoInfer<A>,
-    options?: ScheduledRunOptions<Tx, NoInfer<R>>,
+    options?: ScheduledRunOptions<Tx, NoInfer<R>, C>,
   ): Promise<RunId> {
     const o = checkRunOptions(options, "runAt");
     return this.run(handle, args, { ...o, runAt, runAfter: undefined });
   }
 
   /** Starts a run whose first attempt is not before `runAfter` ms from now. */
-  runAfter<A, R>(
+  runAfter<A, R, C = unknown>(
     runAfter: number,
     handle: RetrierActionHandle<A, R>,
     args: NoInfer<A>,
-    options?: ScheduledRunOptions<Tx, NoInfer<R>>,
+    options?: ScheduledRunOptions<Tx, NoInfer<R>, C>,
   ): Promise<RunId> {
     const o = checkRunOptions(options, "runAfter");
     return this.run(handle, args, { ...o, runAt: undefined, runAfter });
@@ -229,6 +243,12 @@ export class ActionRetrier<Tx = unknown> {
     return this.pool.on(event, listener);
   }
 
+  /** The pool retry behaviour of one run: the retrier's, with the run's own overrides. */
+  private runRetryBehavior(o: Pick<ScheduledRunOptions<Tx>, "initialBackoffMs" | "base" | "maxFailures">): RetryBehavior {
+    if (o.initialBackoffMs === undefined && o.base === undefined && o.maxFailures === undefined) return { ...this.retryBehavior };
+    return retrierRetryBehavior(checkBackoff({ ...this.backoff, ...withoutUndefined(o) }));
+  }
+
   /** The stored row of a run; throws UnknownRunError if it is gone. */
   private async readRun(runId: RunId): Promise<WorkRow> {
     await this.ready();
@@ -246,6 +266,15 @@ export class ActionRetrier<Tx = unknown> {
     }
     return this.migrated;
   }
+}
+
+/** The backoff overrides given in run options. */
+function withoutUndefined(o: Pick<ScheduledRunOptions<unknown>, "initialBackoffMs" | "base" | "maxFailures">): Partial<Backoff> {
+  const out: Partial<Backoff> = {};
+  if (o.initialBackoffMs !== undefined) out.initialBackoffMs = o.initialBackoffMs;
+  if (o.base !== undefined) out.base = o.base;
+  if (o.maxFailures !== undefined) out.maxFailures = o.maxFailures;
+  return out;
 }
 
 /** Converts the pool's result (`kind`) into the retrier's (`type`). */
@@ -271,7 +300,7 @@ function checkRunId(runId: unknown): asserts runId is RunId {
  * Checks the options object of run/runAt/runAfter. runAt and runAfter take the time as
  * their first argument, so they refuse it in options too (which one would win is unclear).
  */
-function checkRunOptions<Tx, R>(options: RunOptions<Tx, R> | undefined, method: "run" | "runAt" | "runAfter"): RunOptions<Tx, R> {
+function checkRunOptions<Tx, R, C>(options: RunOptions<Tx, R, C> | undefined, method: "run" | "runAt" | "runAfter"): RunOptions<Tx, R, C> {
   if (options === undefined) return {};
   if (typeof options !== "object" || options === null || Array.isArray(options))
     throw new InvalidArgumentError("options", "must be an object");
@@ -291,7 +320,7 @@ function checkRunOptions<Tx, R>(options: RunOptions<Tx, R> | undefined, method: 
     if (!RUN_OPTIONS.has(key))
       throw new InvalidArgumentError(
         key,
-        `is not an option of ${method}() (allowed: onComplete, ${method === "run" ? "runAt, runAfter, " : ""}tx)`,
+        `is not an option of ${method}() (allowed: onComplete, context, initialBackoffMs, base, maxFailures, ${method === "run" ? "runAt, runAfter, " : ""}tx)`,
       );
   }
   return options;

@@ -49,38 +49,51 @@ export interface RetrierOnCompleteCtx<Tx> {
 }
 
 /** The args of an onComplete handler. */
-export interface RetrierOnCompleteArgs<R = unknown> {
+export interface RetrierOnCompleteArgs<R = unknown, C = unknown> {
   runId: RunId;
+  /** The `context` given to `run` (undefined if none). */
+  context: C;
   result: RetrierRunResult<R>;
 }
 
 /** An onComplete handler: a mutation run exactly once when a run completes. */
-export type RetrierOnCompleteFn<Tx, R> = (ctx: RetrierOnCompleteCtx<Tx>, args: RetrierOnCompleteArgs<R>) => void | Promise<void>;
+export type RetrierOnCompleteFn<Tx, R, C = unknown> = (
+  ctx: RetrierOnCompleteCtx<Tx>,
+  args: RetrierOnCompleteArgs<R, C>,
+) => void | Promise<void>;
 
 /** A defined retrier action, typed by its args and return value. */
 export type RetrierActionHandle<A, R> = ActionHandle<A, R>;
 
 declare const typeOfRetrierOnComplete: unique symbol;
 
-/** A defined retrier onComplete handler, typed by the return value it accepts. */
-export interface RetrierOnCompleteHandle<R> {
+/** A defined retrier onComplete handler, typed by the return value and context it accepts. */
+export interface RetrierOnCompleteHandle<R, C = unknown> {
   readonly kind: "onComplete";
   readonly name: string;
   readonly pool: string;
-  /** Type-only marker; never present at run time. */
-  readonly [typeOfRetrierOnComplete]?: (args: RetrierOnCompleteArgs<R>) => void;
+  /** Type-only marker; never present at run time. A type error here means the onComplete does not accept this run's result or context. */
+  readonly [typeOfRetrierOnComplete]?: (args: RetrierOnCompleteArgs<R, C>) => void;
 }
 
 /** Options of `run`, `runAt` and `runAfter` apart from the start time. */
-export interface ScheduledRunOptions<Tx, R = unknown> {
+export interface ScheduledRunOptions<Tx, R = unknown, C = unknown> {
   /** Mutation run exactly once when the run completes (success, final failure or cancel). */
-  onComplete?: RetrierOnCompleteHandle<R>;
+  onComplete?: RetrierOnCompleteHandle<R, C>;
+  /** JSON passed to onComplete as `context`; only with onComplete. */
+  context?: NoInfer<C>;
+  /** This run's `initialBackoffMs` (default: the retrier's). */
+  initialBackoffMs?: number;
+  /** This run's `base` (default: the retrier's). */
+  base?: number;
+  /** This run's `maxFailures` (default: the retrier's). */
+  maxFailures?: number;
   /** The caller's open transaction: the run exists if and only if it commits. */
   tx?: Tx;
 }
 
 /** Options of `run`: `runAt` or `runAfter`, not both. */
-export type RunOptions<Tx, R = unknown> = ScheduledRunOptions<Tx, R> &
+export type RunOptions<Tx, R = unknown, C = unknown> = ScheduledRunOptions<Tx, R, C> &
   (
     | {
         /** Earliest start of the first attempt, epoch ms. Not with runAfter. */
