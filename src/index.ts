@@ -10,11 +10,14 @@ export { InvalidArgumentError, UnknownWorkError } from "./errors.js";
 export { ManualClock, systemClock } from "./clock.js";
 export type { Clock, TimerHandle } from "./clock.js";
 export { LOG_LEVELS } from "./events.js";
+export { messageFirstLogger } from "./log-adapters.js";
+export type { MessageFirstLogger } from "./log-adapters.js";
 export type {
   CompletedEvent,
   CompletionStatus,
   EnqueuedEvent,
   Logger,
+  LogFields,
   LogLevel,
   ReportEvent,
   StartedEvent,

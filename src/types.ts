@@ -21,15 +21,13 @@ export type WorkKind = "action" | "mutation";
 /** JSON values: what args, context and return values may contain. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-type JsonPrimitive = string | number | boolean | null;
-
 /**
  * `T` itself when every value of it survives JSON, else `T` with the parts that do not
  * (functions, Dates and other class instances, bigint, symbol, undefined in arrays) made
  * `never`, so a handler typed with them fails to compile. Used as `A extends Json<A>`;
  * `unknown` and `any` pass (checked at run time only).
  */
-export type Json<T> = 0 extends 1 & T ? T : unknown extends T ? T : JsonPart<T>;
+export type Json<T> = JsonPart<T>;
 
 /**
  * `unknown` when `A` is JSON (see {@link Json}); else an object type whose one property
@@ -44,17 +42,22 @@ export type JsonContextCheck<C> = [C] extends [Json<C>]
   ? unknown
   : { readonly "workpool: context must be JSON (no Date, class instance, function, bigint or undefined in arrays)": Json<C> };
 
-type JsonPart<T> = T extends JsonPrimitive
+// `unknown` and `any` (at any depth) pass: only types known to be wrong are refused.
+type JsonPart<T> = 0 extends 1 & T
   ? T
-  : T extends bigint | symbol | undefined | ((...args: never[]) => unknown)
-    ? never
-    : T extends readonly unknown[]
-      ? { [K in keyof T]: JsonPart<T[K]> }
-      : T extends object
-        ? // Methods make class instances (Date, Map, Buffer...) fail; an undefined field is
-          // simply absent in JSON, as an optional field is.
-          { [K in keyof T]: undefined extends T[K] ? JsonPart<Exclude<T[K], undefined>> | undefined : JsonPart<T[K]> }
-        : never;
+  : unknown extends T
+    ? T
+    : T extends JsonValue // also ends the recursion over JsonValue itself
+      ? T
+      : T extends bigint | symbol | undefined | ((...args: never[]) => unknown)
+        ? never
+        : T extends readonly unknown[]
+          ? { [K in keyof T]: JsonPart<T[K]> }
+          : T extends object
+            ? // Methods make class instances (Date, Map, Buffer...) fail; an undefined field is
+              // simply absent in JSON, as an optional field is.
+              { [K in keyof T]: undefined extends T[K] ? JsonPart<Exclude<T[K], undefined>> | undefined : JsonPart<T[K]> }
+            : never;
 
 /** The outcome of finished work, as passed to onComplete and shown by `status`. */
 export type RunResult<R = unknown> =

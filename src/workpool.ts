@@ -139,7 +139,7 @@ export class Workpool<Tx = unknown, P extends string = string> {
     this.opts = resolveOptions(options);
     this.name = this.opts.name as P;
     this.driver = driver;
-    this.logger = new PoolLogger(this.opts.logger, this.opts.logLevel);
+    this.logger = new PoolLogger(this.opts.logger, this.opts.logLevel, this.opts.name);
     this.events = new EventHub(this.logger);
     this.handlers = new HandlerRegistry<Tx>(this.name);
     this.rt = {

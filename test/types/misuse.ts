@@ -2,7 +2,7 @@
  * Compile-time checks: each `@ts-expect-error` line is a mistake the types must reject
  * (`npm run typecheck` fails if one of them compiles). Never run, only type-checked.
  */
-import { Workpool, toWorkId, type ResultOf, type Store, type WorkId } from "../../src/index.js";
+import { Workpool, toWorkId, type JsonValue, type ResultOf, type Store, type WorkId } from "../../src/index.js";
 
 declare const store: Store<unknown>;
 
@@ -19,6 +19,18 @@ export async function misuse(): Promise<void> {
   });
   const wrongResult = emails.defineOnComplete<unknown, { count: number }>("wrongResult", () => undefined);
 
+  // Correct uses compile, whatever the shape of JSON args.
+  interface Invoice {
+    id: string;
+    lines: readonly { sku: string; qty: number }[];
+    note?: string;
+    pair: [number, string];
+  }
+  emails.defineAction("invoice", (_ctx, args: Invoice) => args.id);
+  emails.defineAction("loose", (_ctx, args: Record<string, unknown>) => Object.keys(args));
+  emails.defineAction("json", (_ctx, args: JsonValue) => args);
+  emails.defineAction("none", () => undefined);
+  emails.defineMutation("list", (_ctx, args: string[] | null) => args?.length);
   // Correct uses compile.
   const id: WorkId = await emails.enqueueAction(send, { to: "a@b.c" }, { onComplete: typedDone, context: { userId: 7 } });
   await emails.enqueueAction(send, { to: "a@b.c" }, { onComplete: sent, context: { userId: 7 }, runAfter: 1000 });

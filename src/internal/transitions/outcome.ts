@@ -118,5 +118,6 @@ export function completedEvent<Tx>(
   };
   if (row.state === "running" && row.startedAt !== null) event.durationMs = now - row.startedAt;
   if (error !== undefined) event.error = error;
+  if (row.onComplete !== null) event.onComplete = row.onComplete;
   return event;
 }
