@@ -68,6 +68,7 @@ export type {
   RetrierOnCompleteHandle,
   RetrierRunResult,
   RunId,
+  RunBackoffOptions,
   RunOptions,
   RunStatus,
   ScheduledRunOptions,

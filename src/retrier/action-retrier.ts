@@ -29,6 +29,7 @@ import type {
   RetrierOnCompleteFn,
   RetrierOnCompleteHandle,
   RetrierRunResult,
+  RunBackoffOptions,
   RunId,
   RunOptions,
   RunStatus,
@@ -244,7 +245,7 @@ export class ActionRetrier<Tx = unknown> {
   }
 
   /** The pool retry behaviour of one run: the retrier's, with the run's own overrides. */
-  private runRetryBehavior(o: Pick<ScheduledRunOptions<Tx>, "initialBackoffMs" | "base" | "maxFailures">): RetryBehavior {
+  private runRetryBehavior(o: RunBackoffOptions): RetryBehavior {
     if (o.initialBackoffMs === undefined && o.base === undefined && o.maxFailures === undefined) return { ...this.retryBehavior };
     return retrierRetryBehavior(checkBackoff({ ...this.backoff, ...withoutUndefined(o) }));
   }
@@ -269,7 +270,7 @@ export class ActionRetrier<Tx = unknown> {
 }
 
 /** The backoff overrides given in run options. */
-function withoutUndefined(o: Pick<ScheduledRunOptions<unknown>, "initialBackoffMs" | "base" | "maxFailures">): Partial<Backoff> {
+function withoutUndefined(o: RunBackoffOptions): Partial<Backoff> {
   const out: Partial<Backoff> = {};
   if (o.initialBackoffMs !== undefined) out.initialBackoffMs = o.initialBackoffMs;
   if (o.base !== undefined) out.base = o.base;

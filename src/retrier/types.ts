@@ -76,21 +76,29 @@ export interface RetrierOnCompleteHandle<R, C = unknown> {
   readonly [typeOfRetrierOnComplete]?: (args: RetrierOnCompleteArgs<R, C>) => void;
 }
 
-/** Options of `run`, `runAt` and `runAfter` apart from the start time. */
-export interface ScheduledRunOptions<Tx, R = unknown, C = unknown> {
-  /** Mutation run exactly once when the run completes (success, final failure or cancel). */
-  onComplete?: RetrierOnCompleteHandle<R, C>;
-  /** JSON passed to onComplete as `context`; only with onComplete. */
-  context?: NoInfer<C>;
+/** A run's own backoff, overriding the retrier's options. */
+export interface RunBackoffOptions {
   /** This run's `initialBackoffMs` (default: the retrier's). */
   initialBackoffMs?: number;
   /** This run's `base` (default: the retrier's). */
   base?: number;
   /** This run's `maxFailures` (default: the retrier's). */
   maxFailures?: number;
+}
+
+/** Options of `run`, `runAt` and `runAfter` apart from the start time: `context` only with `onComplete`. */
+export type ScheduledRunOptions<Tx, R = unknown, C = unknown> = RunBackoffOptions & {
   /** The caller's open transaction: the run exists if and only if it commits. */
   tx?: Tx;
-}
+} & (
+    | {
+        /** Mutation run exactly once when the run completes (success, final failure or cancel). */
+        onComplete: RetrierOnCompleteHandle<R, C>;
+        /** JSON passed to onComplete as `context`. */
+        context?: NoInfer<C>;
+      }
+    | { onComplete?: undefined; context?: undefined }
+  );
 
 /** Options of `run`: `runAt` or `runAfter`, not both. */
 export type RunOptions<Tx, R = unknown, C = unknown> = ScheduledRunOptions<Tx, R, C> &

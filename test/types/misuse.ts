@@ -2,7 +2,7 @@
  * Compile-time checks: each `@ts-expect-error` line is a mistake the types must reject
  * (`npm run typecheck` fails if one of them compiles). Never run, only type-checked.
  */
-import { Workpool, toWorkId, type JsonValue, type ResultOf, type Store, type WorkId } from "../../src/index.js";
+import { ActionRetrier, Workpool, toWorkId, type JsonValue, type ResultOf, type Store, type WorkId } from "../../src/index.js";
 
 declare const store: Store<unknown>;
 
@@ -79,4 +79,19 @@ export async function misuse(): Promise<void> {
   await emails.enqueueAction(send, { to: "a@b.c" }, { onComplete: wrongResult });
   // @ts-expect-error the context does not match what typedDone accepts
   await emails.enqueueAction(send, { to: "a@b.c" }, { onComplete: typedDone, context: { userId: "7" } });
+
+  // The same checks on the ActionRetrier.
+  const retrier = new ActionRetrier(store);
+  const fetchRate = retrier.defineAction("fetchRate", (_ctx, args: { currency: string }) => ({ rate: args.currency.length }));
+  const recorded = retrier.defineOnComplete<{ rate: number }, { currency: string }>("recorded", () => undefined);
+  const counted = retrier.defineOnComplete<{ count: number }>("counted", () => undefined);
+  await retrier.run(fetchRate, { currency: "EUR" }, { onComplete: recorded, context: { currency: "EUR" }, maxFailures: 2 });
+  // @ts-expect-error context is only delivered to an onComplete
+  await retrier.run(fetchRate, { currency: "EUR" }, { context: { currency: "EUR" } });
+  // @ts-expect-error counted expects { count: number }, fetchRate returns { rate: number }
+  await retrier.run(fetchRate, { currency: "EUR" }, { onComplete: counted });
+  // @ts-expect-error `amount` is not in the action's args
+  await retrier.run(fetchRate, { currency: "EUR", amount: 1 });
+  // @ts-expect-error a plain string is not a RunId
+  await retrier.status("01ABC");
 }
