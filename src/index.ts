@@ -42,6 +42,7 @@ export type { ConfigureOptions, WorkpoolOptions } from "./options.js";
 export { MAX_PAYLOAD_BYTES } from "./json.js";
 export { toWorkId } from "./ids.js";
 export type {
+  Json,
   JsonValue,
   OnCompleteArgs,
   OnCompleteStatus,

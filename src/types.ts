@@ -70,9 +70,6 @@ export type RunResult<R = unknown> =
     }
   | { kind: "canceled" };
 
-/** The kinds of {@link RunResult}. */
-export type RunResultKind = RunResult["kind"];
-
 /** How failed actions are retried. Delay before attempt n+1 = initialBackoffMs * base^(n-1) * jitter[0.5, 1.5). */
 export interface RetryBehavior {
   /** Total attempts including the first; 1 means no retry. Integer >= 1. */
