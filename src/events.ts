@@ -1,7 +1,7 @@
 /**
  * Log levels, the structured events a pool emits, and the logger that writes them.
- * Each event is logged as one JSON line (filtered by `logLevel`) and delivered to
- * listeners registered with `pool.on(...)` (never filtered).
+ * Each event is logged as an object (filtered by `logLevel`) and delivered to listeners
+ * registered with `pool.on(...)` (never filtered).
  */
 import { errorText } from "./error-text.js";
 import type { WorkId, WorkKind } from "./types.js";
@@ -12,12 +12,28 @@ export const LOG_LEVELS = ["DEBUG", "TRACE", "INFO", "REPORT", "WARN", "ERROR"] 
 /** A log level: a message is written when its level is at or above the pool's. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Console-like sink for log lines. `console` fits. */
+/**
+ * Where log records go, called pino's way: `logger.info(fields, message)`. `fields` is a
+ * plain object: an event's own fields (`event`, `pool`, `workId`...), or `pool` and, for
+ * a failure, `err` (the Error). pino and `console` fit; for a logger that takes the
+ * message first (winston), wrap it with `messageFirstLogger`.
+ */
 export interface Logger {
-  debug(...args: unknown[]): void;
-  info(...args: unknown[]): void;
-  warn(...args: unknown[]): void;
-  error(...args: unknown[]): void;
+  debug(fields: LogFields, message: string): void;
+  info(fields: LogFields, message: string): void;
+  warn(fields: LogFields, message: string): void;
+  error(fields: LogFields, message: string): void;
+}
+
+/** The structured part of a log record. */
+export interface LogFields {
+  /** The pool the record is about. */
+  pool?: string;
+  /** The error, for records about a failure. */
+  err?: unknown;
+  /** The event's name, for event records; the event's other fields come with it. */
+  event?: WorkpoolEventName;
+  [field: string]: unknown;
 }
 
 /** Work was committed to the store (or, with `tx`, written into the caller's transaction). */
@@ -74,6 +90,8 @@ export interface CompletedEvent {
   durationMs?: number;
   /** The error message, for `failed` and `retrying`. */
   error?: string;
+  /** The work's onComplete handler, when it has one. */
+  onComplete?: string;
 }
 
 /** Periodic summary, written by the pool's maintenance leader every `reportIntervalMs`. */
@@ -118,10 +136,13 @@ export function levelEnabled(level: LogLevel, min: LogLevel): boolean {
   return LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(min);
 }
 
-/** Level each event is logged at: permanent failures are worth a warning. */
+/**
+ * Level each event is logged at: a permanent failure is worth a warning, unless the work
+ * has an onComplete, which receives the failure: the app handles it, as expected.
+ */
 export function eventLevel(e: WorkpoolEvents[WorkpoolEventName]): LogLevel {
   if (e.event === "report") return "REPORT";
-  if (e.event === "completed" && e.status === "failed") return "WARN";
+  if (e.event === "completed" && e.status === "failed" && e.onComplete === undefined) return "WARN";
   return "INFO";
 }
 
@@ -146,16 +167,17 @@ export class PoolLogger {
   constructor(
     private readonly sink: Logger,
     public level: LogLevel,
+    private readonly pool?: string,
   ) {}
 
   /**
-   * Writes `args` at `level` if enabled. A logger that throws never fails the operation
+   * Writes a record at `level` if enabled. A logger that throws never fails the operation
    * that logs: its error is reported once, as a process warning.
    */
-  write(level: LogLevel, ...args: unknown[]): void {
+  write(level: LogLevel, fields: LogFields, message: string): void {
     if (!levelEnabled(level, this.level)) return;
     try {
-      this.sink[SINK_METHOD[level]](...args);
+      this.sink[SINK_METHOD[level]](fields, message);
     } catch (e) {
       if (this.failed) return;
       this.failed = true;
@@ -166,14 +188,25 @@ export class PoolLogger {
     }
   }
 
-  debug(...args: unknown[]): void {
-    this.write("DEBUG", ...args);
+  /** The fields of a plain record: the pool and, if given, the error. */
+  private fields(err: unknown): LogFields {
+    const fields: LogFields = {};
+    if (this.pool !== undefined) fields.pool = this.pool;
+    if (err !== undefined) fields.err = err;
+    return fields;
   }
-  warn(...args: unknown[]): void {
-    this.write("WARN", ...args);
+
+  /** Writes `message` (and `err`, when given) at DEBUG. */
+  debug(message: string, err?: unknown): void {
+    if (levelEnabled("DEBUG", this.level)) this.write("DEBUG", this.fields(err), message);
   }
-  error(...args: unknown[]): void {
-    this.write("ERROR", ...args);
+  /** Writes `message` (and `err`, when given) at WARN. */
+  warn(message: string, err?: unknown): void {
+    if (levelEnabled("WARN", this.level)) this.write("WARN", this.fields(err), message);
+  }
+  /** Writes `message` (and `err`, when given) at ERROR. */
+  error(message: string, err?: unknown): void {
+    if (levelEnabled("ERROR", this.level)) this.write("ERROR", this.fields(err), message);
   }
 }
 
@@ -212,8 +245,8 @@ export class EventHub {
   /** Logs and delivers one event. A throwing listener is logged, never propagated. */
   emit<K extends WorkpoolEventName>(event: WorkpoolEvents[K] & { event: K }): void {
     const level = eventLevel(event);
-    // Serialise only when the line will be written: this runs once per job on hot paths.
-    if (levelEnabled(level, this.logger.level)) this.logger.write(level, JSON.stringify(event));
+    // A copy, so a logger that adds fields (pino's mixins, winston's formats) leaves the listeners' event alone.
+    if (levelEnabled(level, this.logger.level)) this.logger.write(level, { ...event }, `workpool: ${event.event}`);
     const listeners = this.listeners[event.event] as Set<Listener<K>>;
     if (listeners.size === 0) return;
     for (const listener of listeners) {

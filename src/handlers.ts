@@ -37,35 +37,44 @@ export interface OnCompleteCtx<Tx> {
   tx: Tx;
 }
 
-declare const typeOfArgs: unique symbol;
-declare const typeOfOnComplete: unique symbol;
+declare const argsAndResult: unique symbol;
+declare const acceptsResult: unique symbol;
 
-/** A defined action, typed by its args and return value. */
-export interface ActionHandle<A, R> {
+/** A defined action of pool `P`, typed by its args and return value. */
+export interface ActionHandle<A, R, P extends string = string> {
   readonly kind: "action";
   readonly name: string;
-  readonly pool: string;
+  /** The pool it belongs to: a handle works only with the pool that defined it. */
+  readonly pool: P;
   /** Type-only marker; never present at run time. */
-  readonly [typeOfArgs]?: (args: A) => R;
+  readonly [argsAndResult]?: (args: A) => R;
 }
 
-/** A defined mutation, typed by its args and return value. */
-export interface MutationHandle<A, R> {
+/** A defined mutation of pool `P`, typed by its args and return value. */
+export interface MutationHandle<A, R, P extends string = string> {
   readonly kind: "mutation";
   readonly name: string;
-  readonly pool: string;
+  /** The pool it belongs to: a handle works only with the pool that defined it. */
+  readonly pool: P;
   /** Type-only marker; never present at run time. */
-  readonly [typeOfArgs]?: (args: A) => R;
+  readonly [argsAndResult]?: (args: A) => R;
 }
 
-/** A defined onComplete handler, typed by the context and return value it accepts. */
-export interface OnCompleteHandle<C, R> {
+/** A defined onComplete handler of pool `P`, typed by the context and return value it accepts. */
+export interface OnCompleteHandle<C, R, P extends string = string> {
   readonly kind: "onComplete";
   readonly name: string;
-  readonly pool: string;
-  /** Type-only marker; never present at run time. */
-  readonly [typeOfOnComplete]?: (args: OnCompleteArgs<C, R>) => void;
+  /** The pool it belongs to: a handle works only with the pool that defined it. */
+  readonly pool: P;
+  /** Type-only marker; never present at run time. A type error here means the onComplete does not accept this work's result or context. */
+  readonly [acceptsResult]?: (args: OnCompleteArgs<C, R>) => void;
 }
+
+/** The return value of an action or mutation handle, e.g. for `defineOnComplete<C, ResultOf<typeof send>>`. */
+export type ResultOf<H> = H extends ActionHandle<never, infer R, string> | MutationHandle<never, infer R, string> ? R : never;
+
+/** The args of an action or mutation handle. */
+export type ArgsOf<H> = H extends ActionHandle<infer A, unknown, string> | MutationHandle<infer A, unknown, string> ? A : never;
 
 /** An action handler function. */
 export type ActionFn<A, R> = (ctx: ActionCtx, args: A) => R | Promise<R>;

@@ -6,6 +6,8 @@
  * monotonic ULID does), so the claim's last tie-break, the id, is enqueue order.
  */
 import { randomFillSync } from "node:crypto";
+import { InvalidArgumentError } from "./errors.js";
+import type { WorkId } from "./types.js";
 
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const ID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -62,7 +64,7 @@ function randomChunk(): Buffer {
 }
 
 /** True if `id` has the shape of a work id. */
-export function isWorkId(id: unknown): id is string {
+export function isWorkId(id: unknown): id is WorkId {
   return typeof id === "string" && ID_PATTERN.test(id);
 }
 
@@ -71,4 +73,14 @@ export function workIdTime(id: string): number {
   let time = 0;
   for (let i = 0; i < 10; i++) time = time * 32 + ALPHABET.indexOf(id[i]!);
   return time;
+}
+
+/**
+ * Checks that `text` has the shape of a work id and returns it as a {@link WorkId}: for
+ * ids read back from a database, a URL or a message. Throws InvalidArgumentError otherwise.
+ */
+export function toWorkId(text: string): WorkId {
+  if (!isWorkId(text))
+    throw new InvalidArgumentError("id", `must be a work id (26 characters of Crockford base32), got ${JSON.stringify(text)}`);
+  return text as WorkId;
 }

@@ -5,16 +5,19 @@
 export { Workpool } from "./workpool.js";
 export type { ActionEnqueueOptions, CancelAllOptions, EnqueueOptions, StopOptions } from "./workpool.js";
 export type { RunOnceResult } from "./internal/worker.js";
-export { NonRetryableError, DEFAULT_RETRY_BEHAVIOR } from "./retry.js";
+export { NonRetryableError, WorkError, DEFAULT_RETRY_BEHAVIOR } from "./retry.js";
 export { InvalidArgumentError, UnknownWorkError } from "./errors.js";
 export { ManualClock, systemClock } from "./clock.js";
 export type { Clock, TimerHandle } from "./clock.js";
 export { LOG_LEVELS } from "./events.js";
+export { messageFirstLogger } from "./log-adapters.js";
+export type { MessageFirstLogger } from "./log-adapters.js";
 export type {
   CompletedEvent,
   CompletionStatus,
   EnqueuedEvent,
   Logger,
+  LogFields,
   LogLevel,
   ReportEvent,
   StartedEvent,
@@ -31,11 +34,15 @@ export type {
   OnCompleteCtx,
   OnCompleteFn,
   OnCompleteHandle,
+  ArgsOf,
+  ResultOf,
 } from "./handlers.js";
 export { MAX_PARALLELISM } from "./options.js";
 export type { ConfigureOptions, WorkpoolOptions } from "./options.js";
 export { MAX_PAYLOAD_BYTES } from "./json.js";
+export { toWorkId } from "./ids.js";
 export type {
+  Json,
   JsonValue,
   OnCompleteArgs,
   OnCompleteStatus,
@@ -62,6 +69,7 @@ export type {
   RetrierOnCompleteHandle,
   RetrierRunResult,
   RunId,
+  RunBackoffOptions,
   RunOptions,
   RunStatus,
   ScheduledRunOptions,

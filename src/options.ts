@@ -20,9 +20,9 @@ const DAY = 24 * HOUR;
 export const YEAR = 365 * DAY;
 
 /** Options of `new Workpool(store, options)`. */
-export interface WorkpoolOptions {
+export interface WorkpoolOptions<P extends string = string> {
   /** Pool name; many pools may share one store. 1-100 characters of [A-Za-z0-9_.:-]. Default "default". */
-  name?: string;
+  name?: P;
   /** Most attempts of this pool running at once, across all processes. Integer 0..10000 (0 pauses). Default 10. */
   maxParallelism?: number;
   /**

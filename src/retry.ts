@@ -1,13 +1,46 @@
 /**
  * Retry policy: exponential backoff with jitter, and the error that stops retries.
  */
-import type { RetryBehavior } from "./types.js";
+import type { JsonValue, RetryBehavior } from "./types.js";
 
-/** Thrown by an action to fail its work at once, whatever its retry behaviour. */
+/**
+ * An error carrying JSON `data`: thrown by a handler, its data reaches onComplete and
+ * `status` as the failed result's `errorData` (when the work fails for good). The data
+ * is checked like a return value: JSON, at most 1 MiB.
+ */
+export class WorkError<D extends JsonValue = JsonValue> extends Error {
+  /** Structured details of the failure, kept with the result. */
+  readonly data: D;
+
+  constructor(message: string, data: D, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "WorkError";
+    this.data = data;
+  }
+}
+
+/** Thrown by an action to fail its work at once, whatever its retry behaviour; `data` as with {@link WorkError}. */
 export class NonRetryableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** Structured details of the failure, when given. */
+  readonly data?: JsonValue;
+
+  constructor(message: string, options?: { cause?: unknown; data?: JsonValue }) {
     super(message, options);
     this.name = "NonRetryableError";
+    if (options?.data !== undefined) this.data = options.data;
+  }
+}
+
+/**
+ * The `data` of a thrown {@link WorkError} or {@link NonRetryableError} (also across
+ * module copies, checked by name), or undefined.
+ */
+export function thrownData(e: unknown): unknown {
+  try {
+    if (!(e instanceof Error) || (e.name !== "WorkError" && e.name !== "NonRetryableError")) return undefined;
+    return (e as { data?: unknown }).data;
+  } catch {
+    return undefined;
   }
 }
 

@@ -3,8 +3,14 @@
  * State names match docs/state-machine.md word for word.
  */
 
-/** A work id, as returned by `enqueue*`. Opaque, time-sortable, 26 characters. */
-export type WorkId = string;
+declare const workIdBrand: unique symbol;
+
+/**
+ * A work id, as returned by `enqueue*`: a string (time-sortable, 26 characters) branded so
+ * that a plain string is not taken for one. Turn a stored or received id back into a
+ * WorkId with `toWorkId(text)`, which checks its shape.
+ */
+export type WorkId = string & { readonly [workIdBrand]: "WorkId" };
 
 /** The three live states of work; `finished` is the end state until retention deletes it. */
 export type WorkState = "pending" | "running" | "finished";
@@ -15,8 +21,54 @@ export type WorkKind = "action" | "mutation";
 /** JSON values: what args, context and return values may contain. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
+/**
+ * `T` itself when every value of it survives JSON, else `T` with the parts that do not
+ * (functions, Dates and other class instances, bigint, symbol, undefined in arrays) made
+ * `never`, so a handler typed with them fails to compile. Used as `A extends Json<A>`;
+ * `unknown` and `any` pass (checked at run time only).
+ */
+export type Json<T> = JsonPart<T>;
+
+/**
+ * `unknown` when `A` is JSON (see {@link Json}); else an object type whose one property
+ * names the mistake, which a handler function then fails to match.
+ */
+export type JsonArgsCheck<A> = [A] extends [Json<A>]
+  ? unknown
+  : { readonly "workpool: args must be JSON (no Date, class instance, function, bigint or undefined in arrays)": Json<A> };
+
+/** Like {@link JsonArgsCheck}, for the context an onComplete handler accepts. */
+export type JsonContextCheck<C> = [C] extends [Json<C>]
+  ? unknown
+  : { readonly "workpool: context must be JSON (no Date, class instance, function, bigint or undefined in arrays)": Json<C> };
+
+// `unknown` and `any` (at any depth) pass: only types known to be wrong are refused.
+type JsonPart<T> = 0 extends 1 & T
+  ? T
+  : unknown extends T
+    ? T
+    : T extends JsonValue // also ends the recursion over JsonValue itself
+      ? T
+      : T extends bigint | symbol | undefined | ((...args: never[]) => unknown)
+        ? never
+        : T extends readonly unknown[]
+          ? { [K in keyof T]: JsonPart<T[K]> }
+          : T extends object
+            ? // Methods make class instances (Date, Map, Buffer...) fail; an undefined field is
+              // simply absent in JSON, as an optional field is.
+              { [K in keyof T]: undefined extends T[K] ? JsonPart<Exclude<T[K], undefined>> | undefined : JsonPart<T[K]> }
+            : never;
+
 /** The outcome of finished work, as passed to onComplete and shown by `status`. */
-export type RunResult<R = unknown> = { kind: "success"; returnValue: R } | { kind: "failed"; error: string } | { kind: "canceled" };
+export type RunResult<R = unknown> =
+  | { kind: "success"; returnValue: R }
+  | {
+      kind: "failed";
+      error: string;
+      /** The JSON `data` of the error the handler threw, when it had one (see `WorkError`). */
+      errorData?: JsonValue;
+    }
+  | { kind: "canceled" };
 
 /** How failed actions are retried. Delay before attempt n+1 = initialBackoffMs * base^(n-1) * jitter[0.5, 1.5). */
 export interface RetryBehavior {

@@ -35,18 +35,38 @@ import {
   type ResolvedOptions,
   type WorkpoolOptions,
 } from "./options.js";
-import type { RetryBehavior, Status, WorkId } from "./types.js";
+import type { JsonArgsCheck, JsonContextCheck, RetryBehavior, Status, WorkId } from "./types.js";
 
-/** Options shared by enqueueAction and enqueueMutation. */
-export interface EnqueueOptions<Tx, C = unknown, R = unknown> {
-  /** Earliest start, epoch ms. Not with runAfter. */
-  runAt?: number;
-  /** Earliest start, ms from now. Not with runAt. */
-  runAfter?: number;
-  /** Mutation run exactly once when the work finishes. */
-  onComplete?: OnCompleteHandle<C, R>;
-  /** JSON passed to onComplete as `context`. */
-  context?: C;
+/** When work may start: `runAt` or `runAfter`, not both. */
+export type EnqueueTiming =
+  | {
+      /** Earliest start, epoch ms. Not with runAfter. */
+      runAt?: number;
+      runAfter?: undefined;
+    }
+  | {
+      runAt?: undefined;
+      /** Earliest start, ms from now. Not with runAt. */
+      runAfter?: number;
+    };
+
+/** The onComplete of work and what it gets: `context` only with `onComplete`. */
+export type EnqueueCompletion<C, R, P extends string = string> =
+  | {
+      /** Mutation run exactly once when the work finishes; it must accept the work's result type. */
+      onComplete: OnCompleteHandle<C, R, P>;
+      /** JSON passed to onComplete as `context`. */
+      context?: NoInfer<C>;
+    }
+  | { onComplete?: undefined; context?: undefined };
+
+/** Options of enqueueMutation, and those shared with enqueueAction. */
+export type EnqueueOptions<Tx, C = unknown, R = unknown, P extends string = string> = EnqueueCommonOptions<Tx> &
+  EnqueueTiming &
+  EnqueueCompletion<C, R, P>;
+
+/** Options shared by enqueueAction and enqueueMutation, apart from timing and onComplete. */
+export interface EnqueueCommonOptions<Tx> {
   /** Display name for logs, events and `ctx.name` (default: the handler's name). */
   name?: string;
   /**
@@ -75,13 +95,16 @@ export interface EnqueueOptions<Tx, C = unknown, R = unknown> {
   onConflict?: "keep" | "replace";
 }
 
-/** Options of enqueueAction. */
-export interface ActionEnqueueOptions<Tx, C = unknown, R = unknown> extends EnqueueOptions<Tx, C, R> {
+/** Options of enqueueAction only. */
+export interface ActionOnlyOptions {
   /** true: the pool's default retry behaviour; false: no retry; or a behaviour. Default: `retryActionsByDefault`. */
   retry?: boolean | RetryBehavior;
   /** Abort and fail an attempt after this many ms (overrides `actionTimeoutMs`). */
   timeoutMs?: number;
 }
+
+/** Options of enqueueAction. */
+export type ActionEnqueueOptions<Tx, C = unknown, R = unknown, P extends string = string> = EnqueueOptions<Tx, C, R, P> & ActionOnlyOptions;
 
 /** Options of stop(). */
 export interface StopOptions {
@@ -98,9 +121,9 @@ export interface CancelAllOptions {
 const CANCEL_BATCH = 500;
 
 /** A durable pool of actions and mutations with a global parallelism limit. See README. */
-export class Workpool<Tx = unknown> {
+export class Workpool<Tx = unknown, P extends string = string> {
   /** The pool's name. */
-  readonly name: string;
+  readonly name: P;
   private readonly opts: ResolvedOptions;
   private readonly driver: Driver<Tx>;
   private readonly logger: PoolLogger;
@@ -110,13 +133,13 @@ export class Workpool<Tx = unknown> {
   private readonly worker: Worker<Tx>;
   private readonly readiness: Readiness<Tx>;
 
-  constructor(store: Store<Tx>, options?: WorkpoolOptions) {
+  constructor(store: Store<Tx>, options?: WorkpoolOptions<P>) {
     const driver = (store as Partial<Store<Tx>> | null)?.[DRIVER];
     if (!driver) throw new InvalidArgumentError("store", "must be a store from sqliteStore() or postgresStore()");
     this.opts = resolveOptions(options);
-    this.name = this.opts.name;
+    this.name = this.opts.name as P;
     this.driver = driver;
-    this.logger = new PoolLogger(this.opts.logger, this.opts.logLevel);
+    this.logger = new PoolLogger(this.opts.logger, this.opts.logLevel, this.opts.name);
     this.events = new EventHub(this.logger);
     this.handlers = new HandlerRegistry<Tx>(this.name);
     this.rt = {
@@ -133,7 +156,7 @@ export class Workpool<Tx = unknown> {
   }
 
   /** Defines an action: any async function; side effects allowed; retried if enqueued with retry. */
-  defineAction<A, R>(name: string, handler: ActionFn<A, R>): ActionHandle<A, Awaited<R>> {
+  defineAction<A, R>(name: string, handler: ActionFn<A, R> & JsonArgsCheck<A>): ActionHandle<A, Awaited<R>, P> {
     return this.handlers.define("action", name, handler);
   }
 
@@ -141,39 +164,50 @@ export class Workpool<Tx = unknown> {
    * Defines a mutation: runs inside the transaction that records its result, with
    * `ctx.tx`. On SQLite, make it synchronous: the connection is held while it runs.
    */
-  defineMutation<A, R>(name: string, handler: MutationFn<Tx, A, R>): MutationHandle<A, Awaited<R>> {
+  defineMutation<A, R>(name: string, handler: MutationFn<Tx, A, R> & JsonArgsCheck<A>): MutationHandle<A, Awaited<R>, P> {
     return this.handlers.define("mutation", name, handler);
   }
 
   /** Defines an onComplete handler: a mutation run exactly once per finished work. */
-  defineOnComplete<C = unknown, R = unknown>(name: string, handler: OnCompleteFn<Tx, C, R>): OnCompleteHandle<C, R> {
+  defineOnComplete<C = unknown, R = unknown>(
+    name: string,
+    handler: OnCompleteFn<Tx, C, R> & JsonContextCheck<C>,
+  ): OnCompleteHandle<C, R, P> {
     return this.handlers.define("onComplete", name, handler);
   }
 
   /** Enqueues an action. Resolves with its id once committed (or written into `tx`). */
-  enqueueAction<A, R, C = unknown>(handle: ActionHandle<A, R>, args: A, options?: ActionEnqueueOptions<Tx, C, R>): Promise<WorkId> {
+  enqueueAction<A, R, C = unknown>(
+    handle: ActionHandle<A, R, P>,
+    args: NoInfer<A>,
+    options?: ActionEnqueueOptions<Tx, C, NoInfer<R>, P>,
+  ): Promise<WorkId> {
     return this.enqueue({ kind: "action", handle, argsList: [args], options, argsField: "args" }).then((ids) => ids[0]!);
   }
 
   /** Enqueues a mutation. Resolves with its id once committed (or written into `tx`). */
-  enqueueMutation<A, R, C = unknown>(handle: MutationHandle<A, R>, args: A, options?: EnqueueOptions<Tx, C, R>): Promise<WorkId> {
+  enqueueMutation<A, R, C = unknown>(
+    handle: MutationHandle<A, R, P>,
+    args: NoInfer<A>,
+    options?: EnqueueOptions<Tx, C, NoInfer<R>, P>,
+  ): Promise<WorkId> {
     return this.enqueue({ kind: "mutation", handle, argsList: [args], options, argsField: "args" }).then((ids) => ids[0]!);
   }
 
   /** Enqueues one action per element of `argsArray`, in one transaction. */
   enqueueActionBatch<A, R, C = unknown>(
-    handle: ActionHandle<A, R>,
-    argsArray: readonly A[],
-    options?: ActionEnqueueOptions<Tx, C, R>,
+    handle: ActionHandle<A, R, P>,
+    argsArray: readonly NoInfer<A>[],
+    options?: ActionEnqueueOptions<Tx, C, NoInfer<R>, P>,
   ): Promise<WorkId[]> {
     return this.enqueue({ kind: "action", handle, argsList: argsArray, options, argsField: "argsArray" });
   }
 
   /** Enqueues one mutation per element of `argsArray`, in one transaction. */
   enqueueMutationBatch<A, R, C = unknown>(
-    handle: MutationHandle<A, R>,
-    argsArray: readonly A[],
-    options?: EnqueueOptions<Tx, C, R>,
+    handle: MutationHandle<A, R, P>,
+    argsArray: readonly NoInfer<A>[],
+    options?: EnqueueOptions<Tx, C, NoInfer<R>, P>,
   ): Promise<WorkId[]> {
     return this.enqueue({ kind: "mutation", handle, argsList: argsArray, options, argsField: "argsArray" });
   }
@@ -227,7 +261,7 @@ export class Workpool<Tx = unknown> {
       const event: EnqueuedEvent = {
         event: "enqueued",
         pool: this.name,
-        workId,
+        workId: workId as WorkId,
         fnName: r.fnName,
         kind: r.kind,
         runAt: r.runAt,

@@ -31,14 +31,13 @@ const fetchRate = retrier.defineAction("fetchRate", async (ctx, /** @type {{ cur
   return { currency: args.currency, rate: RATES[/** @type {keyof typeof RATES} */ (args.currency)], attempt: ctx.attempt };
 });
 
-/** Currencies by run id, to label the outcome rows. */
-const currencyOf = new Map();
-const record = retrier.defineOnComplete("recordRate", (ctx, { runId, result }) => {
+// The run's context (its currency) comes back to onComplete with the result.
+const record = retrier.defineOnComplete("recordRate", (ctx, { runId, context, result }) => {
   const rate = result.type === "success" ? /** @type {{ rate: number }} */ (result.returnValue).rate : null;
   const error = result.type === "failed" ? result.error : null;
   ctx.tx
     .prepare("INSERT INTO rates (run_id, currency, outcome, rate, error) VALUES (?, ?, ?, ?, ?)")
-    .run(runId, currencyOf.get(runId) ?? "?", result.type, rate, error);
+    .run(runId, context.currency, result.type, rate, error);
 });
 
 await retrier.start();
@@ -48,16 +47,16 @@ const done = new Promise((resolve) => {
     if (e.status !== "retrying" && ++completed === 4) resolve(undefined);
   });
 });
+const runs = [];
 for (const currency of ["EUR", "GBP", "JPY", "XYZ"]) {
-  const runId = await retrier.run(fetchRate, { currency }, { onComplete: record });
-  currencyOf.set(runId, currency);
+  runs.push([currency, await retrier.run(fetchRate, { currency }, { onComplete: record, context: { currency } })]);
 }
 await done;
 await retrier.stop();
 
 const rows = store.db.prepare("SELECT currency, outcome, rate, error FROM rates ORDER BY currency").all();
 console.table(rows);
-for (const [runId, currency] of currencyOf) console.log(currency.padEnd(4), JSON.stringify(await retrier.status(runId)));
+for (const [currency, runId] of runs) console.log(currency.padEnd(4), JSON.stringify(await retrier.status(runId)));
 await store.close();
 if (rows.length !== 4) {
   console.error(`expected 4 outcome rows, found ${rows.length}`);

@@ -83,7 +83,7 @@ export class AdminActions<Tx> {
       onConflict: "keep",
     };
     await insertWork(adminRuntime(this.driver, row.pool, this.clock), [work], undefined);
-    return work.id;
+    return work.id as WorkId;
   }
 
   /** Deletes finished work of `pool` finished before `before` whose onComplete is settled. */

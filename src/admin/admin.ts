@@ -63,14 +63,14 @@ class Admin<Tx> implements WorkpoolAdmin {
     return { items, cursor: rows.length > query.limit ? items[items.length - 1]!.id : null };
   }
 
-  async get(id: WorkId): Promise<WorkDetail | null> {
+  async get(id: string): Promise<WorkDetail | null> {
     const checked = checkId(id);
     await this.ready();
     const row = await this.driver.readWorkDetail(checked);
     return row ? toWorkDetail(row) : null;
   }
 
-  async cancel(id: WorkId): Promise<boolean> {
+  async cancel(id: string): Promise<boolean> {
     const checked = checkId(id);
     await this.ready();
     return this.actions.cancel(checked);
@@ -84,7 +84,7 @@ class Admin<Tx> implements WorkpoolAdmin {
     return this.actions.cancelAll(name, f.before ?? this.clock.now() + 1, { fnName: f.fnName, key: f.key });
   }
 
-  async retry(id: WorkId): Promise<WorkId> {
+  async retry(id: string): Promise<WorkId> {
     const checked = checkId(id);
     await this.ready();
     return this.actions.retry(checked);

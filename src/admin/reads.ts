@@ -4,7 +4,7 @@
  */
 import type { PoolRead, WorkDetailRow, WorkListRow } from "../driver/admin-ops.js";
 import { DEFAULT_MAX_PARALLELISM } from "../options.js";
-import type { JsonValue, RunResult } from "../types.js";
+import type { JsonValue, RunResult, WorkId } from "../types.js";
 import type { AttemptRecord, PoolSummary, WorkDetail, WorkSummary } from "./types.js";
 
 /** Attempts kept per work. */
@@ -27,7 +27,7 @@ export function toPoolSummary(r: PoolRead, now: number): PoolSummary {
 /** A listed row. */
 export function toWorkSummary(r: WorkListRow): WorkSummary {
   return {
-    id: r.id,
+    id: r.id as WorkId,
     pool: r.pool,
     kind: r.kind,
     handler: r.fnName,

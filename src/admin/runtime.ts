@@ -15,7 +15,7 @@ import { resolveOptions } from "../options.js";
 /** The admin's runtime for `pool`: default options, the given clock, warnings and errors to the console. */
 export function adminRuntime<Tx>(driver: Driver<Tx>, pool: string, clock: Clock): PoolRuntime<Tx> {
   const options = resolveOptions({ name: pool, clock, logLevel: "WARN" });
-  const logger = new PoolLogger(options.logger, options.logLevel);
+  const logger = new PoolLogger(options.logger, options.logLevel, pool);
   return {
     pool,
     driver,

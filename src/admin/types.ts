@@ -127,13 +127,13 @@ export interface WorkpoolAdmin {
   /** A page of a pool's work, newest first. */
   list(pool: string, options?: ListOptions): Promise<ListPage>;
   /** Everything about one work, or null when the store has no work with this id. */
-  get(id: WorkId): Promise<WorkDetail | null>;
+  get(id: string): Promise<WorkDetail | null>;
   /** Cancels one work (as `pool.cancel`): true if this call canceled it or asked its attempt to stop. */
-  cancel(id: WorkId): Promise<boolean>;
+  cancel(id: string): Promise<boolean>;
   /** Cancels a pool's unfinished work enqueued before `before` (default: now), optionally of one handler. Returns how many. */
   cancelAll(pool: string, filter?: { before?: number; handler?: string; key?: string }): Promise<number>;
   /** A finished failed or canceled work runs again as new work: returns the new id. */
-  retry(id: WorkId): Promise<WorkId>;
+  retry(id: string): Promise<WorkId>;
   /**
    * Deletes a pool's finished work (finished before `before`), or cancels its pending work
    * (enqueued before `before`) and deletes it. Returns how many.

@@ -5,6 +5,7 @@
  * shutdown.
  */
 import type { WorkRow } from "../driver/driver.js";
+import type { WorkId } from "../types.js";
 import type { StartedEvent } from "../events.js";
 import { AttemptAbort, AttemptAbortedError, type AbortCause } from "./attempt-abort.js";
 import type { Completer } from "./completer.js";
@@ -87,7 +88,7 @@ export class Attempts<Tx> {
       const event: StartedEvent = {
         event: "started",
         pool: rt.pool,
-        workId: row.id,
+        workId: row.id as WorkId,
         fnName: row.fnName,
         attempt: row.attempt,
         startedAt: now,

@@ -11,7 +11,7 @@ import { newWorkId } from "../ids.js";
 import { encodeJson, encodeOptionalJson } from "../json.js";
 import { checkInt, checkName, checkOptionKeys, checkRetryBehavior, describeValue, type ResolvedOptions } from "../options.js";
 import type { PoolLogger } from "../events.js";
-import type { RetryBehavior, WorkKind } from "../types.js";
+import type { RetryBehavior, WorkId, WorkKind } from "../types.js";
 import { resolveRunAt } from "./schedule.js";
 
 /** Most items in one batch enqueue. */
@@ -46,7 +46,7 @@ export interface PreparedEnqueue<Tx> {
    * The ids the enqueue returns, one per args, given the ids the store resolved the rows
    * to: a batch with a uniqueKey writes one row, and every args of it gets its id.
    */
-  idsFor(resolved: readonly string[]): string[];
+  idsFor(resolved: readonly string[]): WorkId[];
 }
 
 /** What the pool needs to check an enqueue. */
@@ -162,7 +162,7 @@ export function prepareEnqueue<Tx>(ctx: EnqueueContext<Tx>, input: EnqueueInput)
   const written = collapseUnique(rows);
   const idsFor =
     written.length === count
-      ? (resolved: readonly string[]) => [...resolved]
-      : (resolved: readonly string[]) => rows.map(() => resolved[0]!);
+      ? (resolved: readonly string[]) => [...resolved] as WorkId[]
+      : (resolved: readonly string[]) => rows.map(() => resolved[0]! as WorkId);
   return { rows: written, tx: o.tx as Tx | TransactionExecutor | undefined, idsFor };
 }

@@ -5,9 +5,10 @@
  * commit together, exactly once.
  */
 import type { WorkRow } from "../driver/driver.js";
+import type { JsonValue, WorkId } from "../types.js";
 import type { CompletedEvent } from "../events.js";
 import { encodeJson } from "../json.js";
-import { isNonRetryable } from "../retry.js";
+import { isNonRetryable, thrownData } from "../retry.js";
 import type { AttemptOutcome } from "./transitions/outcome.js";
 import { finishMutation } from "./transitions/finish.js";
 import { errorDetail, errorText } from "../error-text.js";
@@ -21,6 +22,23 @@ function missingHandler<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): AttemptOutcome {
     ? `"${row.fnName}" is defined as ${found.kind === "onComplete" ? "an onComplete" : `a ${found.kind}`} in this worker, but the work is ${row.kind === "action" ? "an action" : "a mutation"}`
     : `no ${row.kind} handler named "${row.fnName}" is defined in this worker of pool "${rt.pool}"`;
   return { kind: "failed", error, retryable: false };
+}
+
+/**
+ * The outcome of a handler that threw `e`, with the JSON `data` of a WorkError as
+ * `errorData`. Data that is not JSON or too large is dropped, and the error says why.
+ */
+function thrownOutcome(e: unknown, retryable: boolean): AttemptOutcome & { kind: "failed" } {
+  const outcome: AttemptOutcome & { kind: "failed" } = { kind: "failed", error: errorText(e), retryable, detail: errorDetail(e) };
+  const data = thrownData(e);
+  if (data === undefined) return outcome;
+  try {
+    encodeJson("errorData", data);
+    outcome.errorData = data as JsonValue;
+  } catch (bad) {
+    outcome.error += ` (its data was not kept: ${errorText(bad).replace(/^workpool: /, "")})`;
+  }
+  return outcome;
 }
 
 /** Encodes a handler's return value for storage; undefined (no value) is allowed. */
@@ -45,7 +63,7 @@ export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: At
   try {
     if (abort.aborted) return fromAbort(abort);
     const ctx = {
-      workId: row.id,
+      workId: row.id as WorkId,
       attempt: row.attempt,
       name: row.name ?? row.fnName,
       get signal(): AbortSignal {
@@ -64,7 +82,7 @@ export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: At
     }
   } catch (e) {
     if (abort.aborted) return fromAbort(abort);
-    return { kind: "failed", error: errorText(e), retryable: !isNonRetryable(e), detail: errorDetail(e) };
+    return thrownOutcome(e, !isNonRetryable(e));
   } finally {
     if (timer !== null) clock.clearTimeout(timer);
   }
@@ -148,11 +166,11 @@ function runMutationTransaction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promise<
     const handler = rt.handlers.get(row.fnName);
     if (!handler || handler.kind !== "mutation") return missingHandler(rt, row);
     try {
-      const ctx = { workId: row.id, attempt: row.attempt, name: row.name ?? row.fnName, tx: ops.tx };
+      const ctx = { workId: row.id as WorkId, attempt: row.attempt, name: row.name ?? row.fnName, tx: ops.tx };
       const value = await ops.savepoint(async () => checkReturnValue(await handler.fn(ctx, JSON.parse(row.args))));
       return { kind: "success", returnValue: value };
     } catch (e) {
-      return { kind: "failed", error: errorText(e), retryable: false, detail: errorDetail(e) };
+      return thrownOutcome(e, false);
     }
   });
 }

@@ -8,27 +8,35 @@
 import { DRIVER, type Driver, type Store, type WorkRow } from "../driver/driver.js";
 import { InvalidArgumentError, UnknownWorkError } from "../errors.js";
 import type { WorkpoolEventName, WorkpoolEvents } from "../events.js";
-import type { OnCompleteHandle } from "../handlers.js";
+import type { ActionFn, OnCompleteHandle } from "../handlers.js";
 import { isWorkId } from "../ids.js";
 import type { RunOnceResult } from "../internal/worker.js";
 import { describeValue, MAX_PARALLELISM } from "../options.js";
-import type { RetryBehavior, RunResult, Status } from "../types.js";
-import { Workpool, type StopOptions } from "../workpool.js";
+import type { JsonArgsCheck, JsonContextCheck, RetryBehavior, RunResult, Status } from "../types.js";
+import { Workpool, type ActionEnqueueOptions, type StopOptions } from "../workpool.js";
 import { RunNotCompletedError, UnknownRunError } from "./errors.js";
-import { resolveRetrierOptions, retrierRetryBehavior, RETRIER_RETENTION_MS, type ActionRetrierOptions } from "./options.js";
+import {
+  checkBackoff,
+  resolveRetrierOptions,
+  retrierRetryBehavior,
+  RETRIER_RETENTION_MS,
+  type ActionRetrierOptions,
+  type Backoff,
+} from "./options.js";
 import type {
   RetrierActionFn,
   RetrierActionHandle,
   RetrierOnCompleteFn,
   RetrierOnCompleteHandle,
   RetrierRunResult,
+  RunBackoffOptions,
   RunId,
   RunOptions,
   RunStatus,
   ScheduledRunOptions,
 } from "./types.js";
 
-const RUN_OPTIONS = new Set(["onComplete", "runAt", "runAfter", "tx"]);
+const RUN_OPTIONS = new Set(["onComplete", "context", "initialBackoffMs", "base", "maxFailures", "runAt", "runAfter", "tx"]);
 
 /**
  * Runs actions reliably: each run is retried with exponential backoff and jitter until it
@@ -53,6 +61,8 @@ export class ActionRetrier<Tx = unknown> {
    */
   readonly retryBehavior: Readonly<RetryBehavior>;
   private readonly pool: Workpool<Tx>;
+  /** The retrier's own backoff options, which a run may override. */
+  private readonly backoff: Backoff;
   private readonly driver: Driver<Tx>;
   private migrated: Promise<void> | null = null;
 
@@ -73,6 +83,7 @@ export class ActionRetrier<Tx = unknown> {
     });
     this.driver = store[DRIVER];
     this.name = o.name;
+    this.backoff = { initialBackoffMs: o.initialBackoffMs, base: o.base, maxFailures: o.maxFailures };
     this.retryBehavior = Object.freeze(retrierRetryBehavior(o));
   }
 
@@ -80,11 +91,11 @@ export class ActionRetrier<Tx = unknown> {
    * Defines an action. It may run more than once (it is retried after failures and after
    * a lost worker), so it must be idempotent. Throw `NonRetryableError` to fail at once.
    */
-  defineAction<A, R>(name: string, handler: RetrierActionFn<A, R>): RetrierActionHandle<A, Awaited<R>> {
+  defineAction<A, R>(name: string, handler: RetrierActionFn<A, R> & JsonArgsCheck<A>): RetrierActionHandle<A, Awaited<R>> {
     if (typeof handler !== "function") throw new InvalidArgumentError("defineAction(handler)", "must be a function");
-    return this.pool.defineAction<A, R>(name, (ctx, args) =>
-      handler({ runId: ctx.workId, attempt: ctx.attempt, signal: ctx.signal, name: ctx.name }, args),
-    );
+    const run: ActionFn<unknown, R> = (ctx, args) =>
+      handler({ runId: ctx.workId, attempt: ctx.attempt, signal: ctx.signal, name: ctx.name }, args as A);
+    return this.pool.defineAction(name, run) as RetrierActionHandle<unknown, Awaited<R>> as RetrierActionHandle<A, Awaited<R>>;
   }
 
   /**
@@ -92,12 +103,15 @@ export class ActionRetrier<Tx = unknown> {
    * transaction (`ctx.tx`). If it throws, its writes roll back and it is tried again later.
    * On SQLite, make it synchronous: the connection is held while it runs.
    */
-  defineOnComplete<R = unknown>(name: string, handler: RetrierOnCompleteFn<Tx, R>): RetrierOnCompleteHandle<R> {
+  defineOnComplete<R = unknown, C = unknown>(
+    name: string,
+    handler: RetrierOnCompleteFn<Tx, R, C> & JsonContextCheck<C>,
+  ): RetrierOnCompleteHandle<R, C> {
     if (typeof handler !== "function") throw new InvalidArgumentError("defineOnComplete(handler)", "must be a function");
-    const handle = this.pool.defineOnComplete<unknown, R>(name, (ctx, { workId, result }) =>
-      handler({ runId: workId, name: ctx.name, tx: ctx.tx }, { runId: workId, result: toRetrierResult(result) }),
+    const handle = this.pool.defineOnComplete<unknown, R>(name, (ctx, { workId, context, result }) =>
+      handler({ runId: workId, name: ctx.name, tx: ctx.tx }, { runId: workId, context: context as C, result: toRetrierResult(result) }),
     );
-    return handle as unknown as RetrierOnCompleteHandle<R>;
+    return handle as unknown as RetrierOnCompleteHandle<R, C>;
   }
 
   /**
@@ -106,28 +120,41 @@ export class ActionRetrier<Tx = unknown> {
    * before anything is written; on SQLite with `tx` the write happens before this returns,
    * so it joins the caller's synchronous transaction.
    */
-  run<A, R>(handle: RetrierActionHandle<A, R>, args: A, options?: RunOptions<Tx, R>): Promise<RunId> {
+  run<A, R, C = unknown>(handle: RetrierActionHandle<A, R>, args: NoInfer<A>, options?: RunOptions<Tx, NoInfer<R>, C>): Promise<RunId> {
     const o = checkRunOptions(options, "run");
-    return this.pool.enqueueAction(handle, args, {
-      retry: { ...this.retryBehavior },
+    // The pool checks runAt with runAfter, context without onComplete, and the handles, at run time.
+    const enqueueOptions = {
+      retry: this.runRetryBehavior(o),
+      context: o.context,
       // Same object the pool's defineOnComplete returned; only its static type differs.
       onComplete: o.onComplete as unknown as OnCompleteHandle<unknown, R> | undefined,
       runAt: o.runAt,
       runAfter: o.runAfter,
       tx: o.tx,
-    });
+    } as ActionEnqueueOptions<Tx, unknown, R>;
+    return this.pool.enqueueAction(handle, args, enqueueOptions);
   }
 
   /** Starts a run whose first attempt is not before `runAt` (epoch ms). */
-  runAt<A, R>(runAt: number, handle: RetrierActionHandle<A, R>, args: A, options?: ScheduledRunOptions<Tx, R>): Promise<RunId> {
+  runAt<A, R, C = unknown>(
+    runAt: number,
+    handle: RetrierActionHandle<A, R>,
+    args: NoInfer<A>,
+    options?: ScheduledRunOptions<Tx, NoInfer<R>, C>,
+  ): Promise<RunId> {
     const o = checkRunOptions(options, "runAt");
-    return this.run(handle, args, { ...o, runAt });
+    return this.run(handle, args, { ...o, runAt, runAfter: undefined });
   }
 
   /** Starts a run whose first attempt is not before `runAfter` ms from now. */
-  runAfter<A, R>(runAfter: number, handle: RetrierActionHandle<A, R>, args: A, options?: ScheduledRunOptions<Tx, R>): Promise<RunId> {
+  runAfter<A, R, C = unknown>(
+    runAfter: number,
+    handle: RetrierActionHandle<A, R>,
+    args: NoInfer<A>,
+    options?: ScheduledRunOptions<Tx, NoInfer<R>, C>,
+  ): Promise<RunId> {
     const o = checkRunOptions(options, "runAfter");
-    return this.run(handle, args, { ...o, runAfter });
+    return this.run(handle, args, { ...o, runAt: undefined, runAfter });
   }
 
   /**
@@ -217,6 +244,12 @@ export class ActionRetrier<Tx = unknown> {
     return this.pool.on(event, listener);
   }
 
+  /** The pool retry behaviour of one run: the retrier's, with the run's own overrides. */
+  private runRetryBehavior(o: RunBackoffOptions): RetryBehavior {
+    if (o.initialBackoffMs === undefined && o.base === undefined && o.maxFailures === undefined) return { ...this.retryBehavior };
+    return retrierRetryBehavior(checkBackoff({ ...this.backoff, ...withoutUndefined(o) }));
+  }
+
   /** The stored row of a run; throws UnknownRunError if it is gone. */
   private async readRun(runId: RunId): Promise<WorkRow> {
     await this.ready();
@@ -236,13 +269,24 @@ export class ActionRetrier<Tx = unknown> {
   }
 }
 
+/** The backoff overrides given in run options. */
+function withoutUndefined(o: RunBackoffOptions): Partial<Backoff> {
+  const out: Partial<Backoff> = {};
+  if (o.initialBackoffMs !== undefined) out.initialBackoffMs = o.initialBackoffMs;
+  if (o.base !== undefined) out.base = o.base;
+  if (o.maxFailures !== undefined) out.maxFailures = o.maxFailures;
+  return out;
+}
+
 /** Converts the pool's result (`kind`) into the retrier's (`type`). */
 function toRetrierResult<R>(result: RunResult<R>): RetrierRunResult<R> {
   switch (result.kind) {
     case "success":
       return { type: "success", returnValue: result.returnValue };
     case "failed":
-      return { type: "failed", error: result.error };
+      return result.errorData === undefined
+        ? { type: "failed", error: result.error }
+        : { type: "failed", error: result.error, errorData: result.errorData };
     case "canceled":
       return { type: "canceled" };
   }
@@ -257,7 +301,7 @@ function checkRunId(runId: unknown): asserts runId is RunId {
  * Checks the options object of run/runAt/runAfter. runAt and runAfter take the time as
  * their first argument, so they refuse it in options too (which one would win is unclear).
  */
-function checkRunOptions<Tx, R>(options: RunOptions<Tx, R> | undefined, method: "run" | "runAt" | "runAfter"): RunOptions<Tx, R> {
+function checkRunOptions<Tx, R, C>(options: RunOptions<Tx, R, C> | undefined, method: "run" | "runAt" | "runAfter"): RunOptions<Tx, R, C> {
   if (options === undefined) return {};
   if (typeof options !== "object" || options === null || Array.isArray(options))
     throw new InvalidArgumentError("options", "must be an object");
@@ -277,7 +321,7 @@ function checkRunOptions<Tx, R>(options: RunOptions<Tx, R> | undefined, method: 
     if (!RUN_OPTIONS.has(key))
       throw new InvalidArgumentError(
         key,
-        `is not an option of ${method}() (allowed: onComplete, ${method === "run" ? "runAt, runAfter, " : ""}tx)`,
+        `is not an option of ${method}() (allowed: onComplete, context, initialBackoffMs, base, maxFailures, ${method === "run" ? "runAt, runAfter, " : ""}tx)`,
       );
   }
   return options;

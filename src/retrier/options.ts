@@ -50,6 +50,22 @@ export interface ResolvedRetrierOptions {
   maxFailures: number;
 }
 
+/** The backoff options of the retrier, which a run may override. */
+export interface Backoff {
+  initialBackoffMs: number;
+  base: number;
+  maxFailures: number;
+}
+
+/** Checks backoff options (the retrier's own or a run's), naming the field and its range. */
+export function checkBackoff(o: Record<string, unknown>): Backoff {
+  return {
+    initialBackoffMs: checkRange("initialBackoffMs", o.initialBackoffMs, 0, MAX_INITIAL_BACKOFF_MS),
+    base: checkRange("base", o.base, 1, MAX_BASE),
+    maxFailures: checkInt("maxFailures", o.maxFailures, 0, 999),
+  };
+}
+
 /** Default name of the retrier's pool. */
 export const DEFAULT_RETRIER_NAME = "action-retrier";
 /** Completed runs are kept this long (then deleted), as in the reference: 7 days. */
@@ -79,10 +95,7 @@ export function resolveRetrierOptions(options: unknown): ResolvedRetrierOptions 
   if (o.logLevel !== undefined) checkLogLevel("logLevel", o.logLevel);
   return {
     name: o.name === undefined ? DEFAULT_RETRIER_NAME : checkName("name", o.name),
-    initialBackoffMs:
-      o.initialBackoffMs === undefined ? 250 : checkRange("initialBackoffMs", o.initialBackoffMs, 0, MAX_INITIAL_BACKOFF_MS),
-    base: o.base === undefined ? 2 : checkRange("base", o.base, 1, MAX_BASE),
-    maxFailures: o.maxFailures === undefined ? 4 : checkInt("maxFailures", o.maxFailures, 0, 999),
+    ...checkBackoff({ initialBackoffMs: o.initialBackoffMs ?? 250, base: o.base ?? 2, maxFailures: o.maxFailures ?? 4 }),
   };
 }
 

@@ -4,12 +4,21 @@
  * which differs on purpose from the pool's (`kind`, `pending`/`running`, `finished`).
  */
 import type { ActionHandle } from "../handlers.js";
+import type { JsonValue, WorkId } from "../types.js";
 
 /** Id of one run, as returned by `run`, `runAt` and `runAfter`. It is the underlying work id. */
-export type RunId = string;
+export type RunId = WorkId;
 
 /** How a run ended. */
-export type RetrierRunResult<R = unknown> = { type: "success"; returnValue: R } | { type: "failed"; error: string } | { type: "canceled" };
+export type RetrierRunResult<R = unknown> =
+  | { type: "success"; returnValue: R }
+  | {
+      type: "failed";
+      error: string;
+      /** The JSON `data` of the WorkError (or NonRetryableError) the last attempt threw, when it had one. */
+      errorData?: JsonValue;
+    }
+  | { type: "canceled" };
 
 /** What `status(runId)` returns: still going (waiting, running or waiting to retry), or done. */
 export type RunStatus<R = unknown> = { type: "inProgress" } | { type: "completed"; result: RetrierRunResult<R> };
@@ -40,39 +49,68 @@ export interface RetrierOnCompleteCtx<Tx> {
 }
 
 /** The args of an onComplete handler. */
-export interface RetrierOnCompleteArgs<R = unknown> {
+export interface RetrierOnCompleteArgs<R = unknown, C = unknown> {
   runId: RunId;
+  /** The `context` given to `run` (undefined if none). */
+  context: C;
   result: RetrierRunResult<R>;
 }
 
 /** An onComplete handler: a mutation run exactly once when a run completes. */
-export type RetrierOnCompleteFn<Tx, R> = (ctx: RetrierOnCompleteCtx<Tx>, args: RetrierOnCompleteArgs<R>) => void | Promise<void>;
+export type RetrierOnCompleteFn<Tx, R, C = unknown> = (
+  ctx: RetrierOnCompleteCtx<Tx>,
+  args: RetrierOnCompleteArgs<R, C>,
+) => void | Promise<void>;
 
 /** A defined retrier action, typed by its args and return value. */
 export type RetrierActionHandle<A, R> = ActionHandle<A, R>;
 
 declare const typeOfRetrierOnComplete: unique symbol;
 
-/** A defined retrier onComplete handler, typed by the return value it accepts. */
-export interface RetrierOnCompleteHandle<R> {
+/** A defined retrier onComplete handler, typed by the return value and context it accepts. */
+export interface RetrierOnCompleteHandle<R, C = unknown> {
   readonly kind: "onComplete";
   readonly name: string;
   readonly pool: string;
-  /** Type-only marker; never present at run time. */
-  readonly [typeOfRetrierOnComplete]?: (args: RetrierOnCompleteArgs<R>) => void;
+  /** Type-only marker; never present at run time. A type error here means the onComplete does not accept this run's result or context. */
+  readonly [typeOfRetrierOnComplete]?: (args: RetrierOnCompleteArgs<R, C>) => void;
 }
 
-/** Options of `run`. */
-export interface RunOptions<Tx, R = unknown> {
-  /** Mutation run exactly once when the run completes (success, final failure or cancel). */
-  onComplete?: RetrierOnCompleteHandle<R>;
-  /** Earliest start of the first attempt, epoch ms. Not with runAfter. */
-  runAt?: number;
-  /** Earliest start of the first attempt, ms from now. Not with runAt. */
-  runAfter?: number;
+/** A run's own backoff, overriding the retrier's options. */
+export interface RunBackoffOptions {
+  /** This run's `initialBackoffMs` (default: the retrier's). */
+  initialBackoffMs?: number;
+  /** This run's `base` (default: the retrier's). */
+  base?: number;
+  /** This run's `maxFailures` (default: the retrier's). */
+  maxFailures?: number;
+}
+
+/** Options of `run`, `runAt` and `runAfter` apart from the start time: `context` only with `onComplete`. */
+export type ScheduledRunOptions<Tx, R = unknown, C = unknown> = RunBackoffOptions & {
   /** The caller's open transaction: the run exists if and only if it commits. */
   tx?: Tx;
-}
+} & (
+    | {
+        /** Mutation run exactly once when the run completes (success, final failure or cancel). */
+        onComplete: RetrierOnCompleteHandle<R, C>;
+        /** JSON passed to onComplete as `context`. */
+        context?: NoInfer<C>;
+      }
+    | { onComplete?: undefined; context?: undefined }
+  );
 
-/** Options of `runAt` and `runAfter`: the time is their first argument. */
-export type ScheduledRunOptions<Tx, R = unknown> = Omit<RunOptions<Tx, R>, "runAt" | "runAfter">;
+/** Options of `run`: `runAt` or `runAfter`, not both. */
+export type RunOptions<Tx, R = unknown, C = unknown> = ScheduledRunOptions<Tx, R, C> &
+  (
+    | {
+        /** Earliest start of the first attempt, epoch ms. Not with runAfter. */
+        runAt?: number;
+        runAfter?: undefined;
+      }
+    | {
+        runAt?: undefined;
+        /** Earliest start of the first attempt, ms from now. Not with runAt. */
+        runAfter?: number;
+      }
+  );

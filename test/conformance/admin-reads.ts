@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { workpoolAdmin } from "../../src/admin/index.js";
-import { NonRetryableError } from "../../src/index.js";
+import { NonRetryableError, type WorkId } from "../../src/index.js";
 import type { StoreHarness } from "./harness.js";
 import { deferred, nextEvent, T0, useTestContext } from "./context.js";
 
@@ -86,7 +86,7 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
       const flaky = pool.defineAction("flaky", () => {
         throw new Error("later");
       });
-      const ids: Record<string, string> = {};
+      const ids: Record<string, WorkId> = {};
       ids.success = await pool.enqueueAction(ok, {}, { name: "welcome" });
       t.clock.advance(1);
       ids.failed = await pool.enqueueAction(bad, {});

@@ -94,6 +94,7 @@ function enqueueCases<Tx>(t: TestContext<Tx>, pool: Workpool<Tx>): BadCase[] {
   cycle.self = cycle;
   const named = Object.assign([1, 2], { extra: true });
   return [
+    // @ts-expect-error runAt and runAfter are exclusive in the types too
     { name: "runAt and runAfter together", field: "runAt", call: () => pool.enqueueAction(a, {}, { runAt: 1, runAfter: 1 }) },
     { name: "runAt not finite", field: "runAt", call: () => pool.enqueueAction(a, {}, { runAt: NaN }) },
     { name: "runAfter not finite", field: "runAfter", call: () => pool.enqueueAction(a, {}, { runAfter: Infinity }) },
@@ -137,6 +138,7 @@ function enqueueCases<Tx>(t: TestContext<Tx>, pool: Workpool<Tx>): BadCase[] {
       field: "context.f",
       call: () => pool.enqueueAction(a, {}, { onComplete: oc, context: { f: () => 1 } }),
     },
+    // @ts-expect-error context needs onComplete in the types too
     { name: "context without onComplete", field: "context", call: () => pool.enqueueAction(a, {}, { context: { a: 1 } }) },
     { name: "a handle of another pool", field: "handle", call: () => pool.enqueueAction(other, {}) },
     { name: "a handle of the wrong kind", field: "handle", call: () => pool.enqueueAction(m as never, {}) },
@@ -151,6 +153,7 @@ function enqueueCases<Tx>(t: TestContext<Tx>, pool: Workpool<Tx>): BadCase[] {
 
 function callCases<Tx>(pool: Workpool<Tx>): BadCase[] {
   return [
+    // @ts-expect-error a plain string is not a WorkId in the types too
     { name: "status of a malformed id", field: "id", call: () => pool.status("01ABC") },
     { name: "statusBatch of a non-array", field: "ids", call: () => pool.statusBatch("x" as never) },
     { name: "cancel of a number", field: "id", call: () => pool.cancel(42 as never) },

@@ -3,7 +3,7 @@
  * pending -> running -> finished path and guarantees 1, 3 and 8.
  */
 import { describe, expect, test } from "vitest";
-import { UnknownWorkError } from "../../src/index.js";
+import { toWorkId, UnknownWorkError, type WorkId } from "../../src/index.js";
 import type { StoreHarness } from "./harness.js";
 import { deferred, nextEvent, useTestContext } from "./context.js";
 
@@ -97,8 +97,8 @@ export function defineEnqueueRunTests<Tx>(harness: StoreHarness<Tx>): void {
       const t = await ctx();
       const pool = t.pool();
       const a = pool.defineAction("a", () => "done");
-      let kept = "";
-      let dropped = "";
+      let kept = "" as WorkId;
+      let dropped = "" as WorkId;
       await harness.inAppTransaction(t.h, (tx) => pool.enqueueAction(a, {}, { tx }).then((id) => (kept = id)), false);
       await harness.inAppTransaction(t.h, (tx) => pool.enqueueAction(a, {}, { tx }).then((id) => (dropped = id)), true);
       expect(kept).toMatch(/^[0-9A-Z]{26}$/);
@@ -121,7 +121,7 @@ export function defineEnqueueRunTests<Tx>(harness: StoreHarness<Tx>): void {
       const t = await ctx();
       const pool = t.pool();
       const child = pool.defineAction("child", () => "child ran");
-      let childId = "";
+      let childId = "" as WorkId;
       const parent = pool.defineMutation("parent", async (c, fail: boolean) => {
         childId = await pool.enqueueAction(child, {}, { tx: c.tx });
         if (fail) throw new Error("parent failed");
@@ -141,7 +141,7 @@ export function defineEnqueueRunTests<Tx>(harness: StoreHarness<Tx>): void {
       const pool = t.pool();
       const a = pool.defineAction("a", () => 1);
       const victim = await pool.enqueueAction(a, {}, { runAfter: 60_000 });
-      let spawned = "";
+      let spawned = "" as WorkId;
       const m = pool.defineMutation("m", async () => {
         const before = await pool.status(victim);
         await pool.cancel(victim);
@@ -214,8 +214,10 @@ export function defineEnqueueRunTests<Tx>(harness: StoreHarness<Tx>): void {
     test("status of a well-formed id that never existed is an UnknownWorkError; malformed ids are rejected", async () => {
       const t = await ctx();
       const pool = t.pool();
-      await expect(pool.status("0".repeat(26).replace(/^0{10}/, "ZZZZZZZZZZ"))).rejects.toBeInstanceOf(UnknownWorkError);
+      await expect(pool.status(toWorkId("0".repeat(26).replace(/^0{10}/, "ZZZZZZZZZZ")))).rejects.toBeInstanceOf(UnknownWorkError);
+      // @ts-expect-error a plain string is not a WorkId; checked at run time too
       await expect(pool.status("nope")).rejects.toThrow(/id: is not a work id/);
+      // @ts-expect-error a plain string is not a WorkId; checked at run time too
       await expect(pool.statusBatch(["nope"])).rejects.toThrow(/ids\[0\]/);
     });
   });

@@ -4,7 +4,7 @@
  * signal, and stop() hands running attempts back without counting them.
  */
 import { describe, expect, test } from "vitest";
-import { ManualClock, type Store } from "../../src/index.js";
+import { ManualClock, type Store, type WorkId } from "../../src/index.js";
 import type { StoreHarness } from "./harness.js";
 import { aborted, deferred, nextEvent, T0, useTestContext, withDriver, type DriverOverrides, type TestContext } from "./context.js";
 
@@ -41,7 +41,7 @@ async function advanceUntil<Tx>(t: TestContext<Tx>, done: () => boolean): Promis
  * With the store answering again: once the lease of `id`'s attempt has lapsed, another
  * instance rescues it, runs it again as `fnName` and finishes it with `returnValue`.
  */
-async function expectRescuedAndFinished<Tx>(t: TestContext<Tx>, id: string, fnName: string, returnValue: string): Promise<void> {
+async function expectRescuedAndFinished<Tx>(t: TestContext<Tx>, id: WorkId, fnName: string, returnValue: string): Promise<void> {
   const live = t.pool({ leaseMs: 10_000 });
   live.defineAction(fnName, () => returnValue);
   t.clock.advance(10_001);

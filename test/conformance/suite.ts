@@ -25,6 +25,8 @@ import { defineAdminPagingTests } from "./admin-paging.js";
 import { defineAdminValidationTests } from "./admin-validation.js";
 import { defineAdminMetricsTests } from "./admin-metrics.js";
 import { defineDashboardTests } from "./dashboard.js";
+import { defineErrorDataTests } from "./error-data.js";
+import { defineLoggingTests } from "./logging.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -50,5 +52,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineAdminValidationTests(harness);
     defineAdminMetricsTests(harness);
     defineDashboardTests(harness);
+    defineErrorDataTests(harness);
+    defineLoggingTests(harness);
   });
 }

@@ -134,10 +134,10 @@ export function defineUniqueKeyTests<Tx>(harness: StoreHarness<Tx>): void {
         const mine = t.pool({ name: "race" });
         const theirs = new Workpool(other, { name: "race", logger: t.logger });
         const jobs = [mine.defineAction("job", () => undefined), theirs.defineAction("job", () => undefined)] as const;
-        const pools = [mine, theirs] as const;
-        const calls = Array.from({ length: 20 }, (_, i) =>
-          pools[i % 2]!.enqueueAction(jobs[i % 2]!, { i }, { uniqueKey: "shared", onConflict: i % 3 ? "keep" : "replace" }),
-        );
+        const calls = Array.from({ length: 20 }, (_, i) => {
+          const options = { uniqueKey: "shared", onConflict: i % 3 ? "keep" : "replace" } as const;
+          return i % 2 ? theirs.enqueueAction(jobs[1], { i }, options) : mine.enqueueAction(jobs[0], { i }, options);
+        });
         const ids = await Promise.all(calls);
         expect(new Set(ids).size).toBe(1);
         expect(await harness.countWorkRows(t.h)).toBe(1);

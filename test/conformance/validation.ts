@@ -64,6 +64,7 @@ export function defineValidationTests<Tx>(harness: StoreHarness<Tx>): void {
       const cycle: Record<string, unknown> = {};
       cycle.self = cycle;
       const cases: [() => Promise<unknown>, RegExp][] = [
+        // @ts-expect-error runAt and runAfter are exclusive in the types too
         [() => pool.enqueueAction(a, {}, { runAt: 1, runAfter: 1 }), /runAt: give runAt .* not both/],
         [() => pool.enqueueAction(a, {}, { runAt: NaN }), /runAt: must be a finite number/],
         [() => pool.enqueueAction(a, {}, { runAfter: Infinity }), /runAfter: must be a finite number/],
@@ -88,6 +89,7 @@ export function defineValidationTests<Tx>(harness: StoreHarness<Tx>): void {
         [() => pool.enqueueAction(a, [1, undefined]), /args\[1\]: undefined/],
         [() => pool.enqueueAction(a, { big: "x".repeat(1024 * 1024 + 1) }), /args: is \d+ bytes as JSON; the limit is 1048576 bytes/],
         [() => pool.enqueueAction(a, {}, { onComplete: oc, context: { f: () => 1 } }), /context.f: a function is not JSON/],
+        // @ts-expect-error context needs onComplete in the types too
         [() => pool.enqueueAction(a, {}, { context: { a: 1 } }), /context: is only delivered to onComplete/],
         [
           () => pool.enqueueAction(m as never, {}),

@@ -2,28 +2,36 @@
  * Helpers shared by the store test suites: a silent and a capturing logger, a fixed start time, and
  * small promises to await events and aborts instead of sleeping.
  */
-import type { Logger, WorkpoolEventName, WorkpoolEvents } from "../../src/index.js";
+import type { Logger, LogFields, WorkpoolEventName, WorkpoolEvents } from "../../src/index.js";
 
 /** A logger that writes nothing, for tests that do not look at logs. */
 export const quietLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** A logger that keeps every line, for assertions on what was logged. */
 export class CapturingLogger implements Logger {
-  readonly lines: { level: string; text: string }[] = [];
-  private push(level: string, args: unknown[]): void {
-    this.lines.push({ level, text: args.map((a) => (a instanceof Error ? a.message : String(a))).join(" ") });
+  /** Each record; `text` is an event's JSON, or the message followed by its error's message. */
+  readonly lines: { level: string; text: string; fields: LogFields; message: string }[] = [];
+  private push(level: string, fields: LogFields, message: string): void {
+    const { err } = fields;
+    const text =
+      fields.event !== undefined
+        ? JSON.stringify(fields)
+        : err === undefined
+          ? message
+          : `${message} ${err instanceof Error ? err.message : String(err)}`;
+    this.lines.push({ level, text, fields, message });
   }
-  debug(...args: unknown[]): void {
-    this.push("debug", args);
+  debug(fields: LogFields, message: string): void {
+    this.push("debug", fields, message);
   }
-  info(...args: unknown[]): void {
-    this.push("info", args);
+  info(fields: LogFields, message: string): void {
+    this.push("info", fields, message);
   }
-  warn(...args: unknown[]): void {
-    this.push("warn", args);
+  warn(fields: LogFields, message: string): void {
+    this.push("warn", fields, message);
   }
-  error(...args: unknown[]): void {
-    this.push("error", args);
+  error(fields: LogFields, message: string): void {
+    this.push("error", fields, message);
   }
   /** Lines containing `text`. */
   matching(text: string): string[] {

@@ -140,15 +140,17 @@ console.log("ok");
 
   writeFileSync(
     join(app, "main.ts"),
-    `import { Workpool, type Status } from "workpool";
+    `import { Workpool, type Status, type WorkId } from "workpool";
 import { sqliteStore } from "workpool/sqlite";
 import { workpoolAdmin, type PoolSummary } from "workpool/admin";
 const pool = new Workpool(sqliteStore({ filename: ":memory:" }));
 const add = pool.defineAction("add", (_ctx, args: { a: number; b: number }) => args.a + args.b);
 export async function run(): Promise<Status> {
-  const id: string = await pool.enqueueAction(add, { a: 1, b: 2 });
+  const id: WorkId = await pool.enqueueAction(add, { a: 1, b: 2 });
   // @ts-expect-error args are checked against the handler's type
   await pool.enqueueAction(add, { a: "1" });
+  // @ts-expect-error a plain string is not a WorkId
+  await pool.status("01ABC");
   return pool.status(id);
 }
 export async function pools(): Promise<PoolSummary[]> {

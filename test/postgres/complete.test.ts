@@ -6,7 +6,7 @@
  */
 import { expect, test } from "vitest";
 import { DRIVER, type ClaimOptions } from "../../src/driver/driver.js";
-import { ManualClock, Workpool } from "../../src/index.js";
+import { ManualClock, toWorkId, Workpool } from "../../src/index.js";
 import { T0, quietLogger as quiet } from "../helpers/common.js";
 import { freshStore, useCleanups, useSharedServer } from "./helpers.js";
 
@@ -55,7 +55,7 @@ test("results of attempts that are no longer current are not written; the claim 
   expect(res.claim!.claimed.map((r) => r.id)).toEqual([waiting]);
   expect(res.claim!.claimed[0]).toMatchObject({ state: "running", attempt: 1, workerId: "w", pool: "c" });
   expect(res.claim!.running).toBe(2);
-  expect(await pool.statusBatch([a!.id, b!.id, waiting!])).toEqual([
+  expect(await pool.statusBatch([toWorkId(a!.id), toWorkId(b!.id), waiting!])).toEqual([
     { state: "finished", result: { kind: "success", returnValue: 1 } },
     { state: "running", previousAttempts: 0 },
     { state: "running", previousAttempts: 0 },

@@ -7,7 +7,7 @@ import { expect, test } from "vitest";
 import { DRIVER, type ClaimOptions, type NewWork, type WorkRow } from "../../src/driver/driver.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
 import { newWorkId } from "../../src/ids.js";
-import { ManualClock, Workpool } from "../../src/index.js";
+import { ManualClock, toWorkId, Workpool } from "../../src/index.js";
 import { deferred, nextEvent, T0, quietLogger as quiet } from "../helpers/common.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { DATABASE_URL, freshStore, useCleanups, useSharedServer } from "./helpers.js";
@@ -50,7 +50,7 @@ test("with a free slot and nothing waiting, the new work is inserted running for
   const claimed = await driver.insertAndClaim(row, claim);
   expect(claimed).toMatchObject({ id: row.id, state: "running", attempt: 1, workerId: "w", leaseUntil: T0 + 30_000, startedAt: T0 });
   expect((await driver.readWork("e", [row.id]))[0]).toMatchObject({ state: "running", attempt: 1, workerId: "w", leaseUntil: T0 + 30_000 });
-  expect(await pool.status(row.id)).toEqual({ state: "running", previousAttempts: 0 });
+  expect(await pool.status(toWorkId(row.id))).toEqual({ state: "running", previousAttempts: 0 });
 });
 
 test("older due work, a full pool, a paused pool or a future run time leave the new work pending", async () => {
@@ -60,7 +60,7 @@ test("older due work, a full pool, a paused pool or a future run time leave the 
   await driver.insertWork([older]);
   const behind = newRow();
   expect(await driver.insertAndClaim(behind, claim)).toBeNull();
-  expect(await pool.statusBatch([older.id, behind.id])).toEqual([
+  expect(await pool.statusBatch([toWorkId(older.id), toWorkId(behind.id)])).toEqual([
     { state: "pending", previousAttempts: 0 },
     { state: "pending", previousAttempts: 0 },
   ]);

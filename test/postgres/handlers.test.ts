@@ -5,7 +5,7 @@
  */
 import type { PoolClient } from "pg";
 import { expect, test } from "vitest";
-import { ManualClock, UnknownWorkError, Workpool } from "../../src/index.js";
+import { ManualClock, UnknownWorkError, Workpool, type WorkId } from "../../src/index.js";
 import { CapturingLogger } from "../conformance/context.js";
 import { adminQuery, freshStore, useCleanups, useSharedServer } from "./helpers.js";
 
@@ -40,7 +40,7 @@ test("a mutation that cancels its own work does not wait on its own row lock", a
 test("enqueue without tx inside a mutation joins the mutation's transaction (and rolls back with it)", async () => {
   const { pool } = await setup();
   const child = pool.defineAction("child", () => 1);
-  const spawned = new Map<boolean, string>();
+  const spawned = new Map<boolean, WorkId>();
   const parent = pool.defineMutation("parent", async (_ctx, fail: boolean) => {
     spawned.set(fail, await pool.enqueueAction(child, {}));
     if (fail) throw new Error("parent failed");

@@ -7,7 +7,7 @@ import pg from "pg";
 import { expect, test } from "vitest";
 import { DRIVER } from "../../src/driver/driver.js";
 import { deferred, nextEvent, quietLogger as quiet } from "../helpers/common.js";
-import { ManualClock, Workpool, type CompletedEvent } from "../../src/index.js";
+import { ManualClock, Workpool, type CompletedEvent, type WorkId } from "../../src/index.js";
 import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
 import { channelName, quoteIdent } from "../../src/drivers/postgres/names.js";
@@ -79,7 +79,7 @@ test("a burst of enqueues, most of them without their own NOTIFY, all start in t
   const job = enqueuer.defineAction("job", (_c, n: number) => n);
   const seen = new Set<string>();
   const all = deferred();
-  const ids: string[] = [];
+  const ids: WorkId[] = [];
   pool.on("completed", (e) => {
     seen.add(e.workId);
     if (ids.length === 20 && ids.every((id) => seen.has(id))) all.resolve();
@@ -121,7 +121,7 @@ test("enqueue with { tx } wakes workers when the caller's transaction commits", 
   const app = appPool(schema, 2);
   cleanups.push(() => app.end());
   const client = await app.connect();
-  let id: string;
+  let id: WorkId;
   try {
     await client.query("BEGIN");
     id = await enqueuer.enqueueAction(job, 21, { tx: client });

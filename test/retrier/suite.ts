@@ -11,10 +11,12 @@ import {
   ManualClock,
   NonRetryableError,
   RunNotCompletedError,
+  WorkError,
   UnknownRunError,
   Workpool,
   type ActionRetrierOptions,
   type RetrierOnCompleteArgs,
+  type RunId,
 } from "../../src/index.js";
 import { aborted, deferred, errorOf, CapturingLogger, nextEvent, T0, type RetrierStoreFactory, type RetrierTestStore } from "./helpers.js";
 
@@ -127,6 +129,33 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
         expect(await r.status(runId)).toEqual({ type: "completed", result: { type: "success", returnValue: "third time" } });
       });
 
+      test("a run's own initialBackoffMs, base and maxFailures override the retrier's", async () => {
+        const t = await ctx();
+        const r = t.retrier({ initialBackoffMs: 1000, base: 2, maxFailures: 4, random: () => 0 });
+        const startedAt: number[] = [];
+        const f = r.defineAction("f", () => {
+          startedAt.push(t.clock.now() - T0);
+          throw new Error("always");
+        });
+        const runId = await r.run(f, {}, { initialBackoffMs: 10, base: 5, maxFailures: 2 });
+        await r.runOnce();
+        // 10 * 5^1 * 0.5 = 25, then 10 * 5^2 * 0.5 = 125; two failures retried, then it fails.
+        for (const delay of [25, 125]) {
+          t.clock.advance(delay - 1);
+          expect((await r.runOnce()).claimed).toBe(0);
+          t.clock.advance(1);
+          expect((await r.runOnce()).claimed).toBe(1);
+        }
+        t.clock.advance(DAY);
+        expect((await r.runOnce()).claimed).toBe(0);
+        expect(startedAt).toEqual([0, 25, 150]);
+        expect(await r.status(runId)).toEqual({ type: "completed", result: { type: "failed", error: "always" } });
+        // Only what a run gives is overridden: maxFailures alone keeps the retrier's backoff.
+        const other = await r.runAfter(0, f, {}, { maxFailures: 0 });
+        await r.runOnce();
+        expect(await r.status(other)).toEqual({ type: "completed", result: { type: "failed", error: "always" } });
+      });
+
       test("jitter at its high end stays below x1.5", async () => {
         const t = await ctx();
         const r = t.retrier({ initialBackoffMs: 1000, base: 2, maxFailures: 1, random: () => 0.999 });
@@ -224,6 +253,22 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
         expect(byId.get(badId)!.args).toEqual({ runId: badId, result: { type: "failed", error: "nope" } });
         expect(byId.get(laterId)!.args).toEqual({ runId: laterId, result: { type: "canceled" } });
         expect(await t.s.appRows()).toEqual([okId, badId, laterId].sort());
+      });
+
+      test("receives the run's context and the error data of its last failure", async () => {
+        const t = await ctx();
+        const r = t.retrier({ maxFailures: 0 });
+        const calls: RetrierOnCompleteArgs<unknown, { currency: string }>[] = [];
+        const done = r.defineOnComplete<unknown, { currency: string }>("done", (_c, args) => void calls.push(args));
+        const f = r.defineAction("f", () => {
+          throw new WorkError("no rate", { status: 503 });
+        });
+        const runId = await r.run(f, {}, { onComplete: done, context: { currency: "EUR" } });
+        await r.runOnce();
+        await r.runOnce();
+        const result = { type: "failed", error: "no rate", errorData: { status: 503 } } as const;
+        expect(calls).toEqual([{ runId, context: { currency: "EUR" }, result }]);
+        expect(await r.status(runId)).toEqual({ type: "completed", result });
       });
 
       test("an onComplete that throws rolls back and is delivered again; it commits once; cleanup waits for it", async () => {
@@ -386,7 +431,7 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
       test("malformed run ids are rejected naming runId", async () => {
         const t = await ctx();
         const r = t.retrier();
-        for (const call of [() => r.status("nope"), () => r.cancel(42 as never), () => r.cleanup(undefined as never)]) {
+        for (const call of [() => r.status("nope" as RunId), () => r.cancel(42 as never), () => r.cleanup(undefined as never)]) {
           const e = await errorOf(call);
           expect(e).toBeInstanceOf(InvalidArgumentError);
           expect((e as Error).message).toMatch(/runId: is not a run id/);
@@ -421,6 +466,7 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
         const done = r.defineOnComplete("done", () => undefined);
         const otherAction = new Workpool(t.s.store, { name: "other" }).defineAction("x", () => 1);
         const cases: [() => unknown, RegExp][] = [
+          // @ts-expect-error runAt and runAfter are exclusive in the types too
           [() => r.run(a, {}, { runAt: T0, runAfter: 1 }), /runAt: give runAt .* not both/],
           [() => r.run(a, {}, { runAt: NaN }), /runAt: must be a finite number/],
           [() => r.runAfter(Infinity, a, {}), /runAfter: must be a finite number/],
@@ -428,6 +474,12 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
           [() => r.runAt(T0, a, {}, { runAfter: 5 } as never), /runAfter: is not an option of runAt\(\)/],
           [() => r.runAfter(5, a, {}, { runAt: T0 } as never), /runAt: is not an option of runAfter\(\)/],
           [() => r.run(a, {}, { retry: true } as never), /retry: is not an option of run\(\)/],
+          [() => r.run(a, {}, { maxFailures: 1.5 }), /maxFailures: must be an integer/],
+          [() => r.run(a, {}, { base: 0.5 }), /base: must be a finite number from 1 to 1000, got 0.5/],
+          [() => r.run(a, {}, { initialBackoffMs: -1 }), /initialBackoffMs: must be a finite number from 0 to 86400000/],
+          // @ts-expect-error context needs onComplete in the types too
+          [() => r.run(a, {}, { context: { a: 1 } }), /context: is only delivered to onComplete/],
+          [() => r.run(a, {}, { onComplete: done, context: { f: () => 1 } as never }), /context.f: a function is not JSON/],
           [() => r.run(a, {}, "fast" as never), /options: must be an object/],
           [() => r.run(a, { when: new Date() }), /args.when: a Date is not plain JSON/],
           [() => r.run(a, undefined), /args: undefined is not JSON/],
@@ -450,8 +502,8 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
         const t = await ctx();
         const r = t.retrier();
         const a = r.defineAction("a", (_c, n: number) => n * 2);
-        let committed = "";
-        let rolledBack = "";
+        let committed = "" as RunId;
+        let rolledBack = "" as RunId;
         await t.s.inAppTransaction((tx) => r.run(a, 21, { tx }).then((id) => (committed = id)), false);
         await t.s.inAppTransaction((tx) => r.run(a, 1, { tx }).then((id) => (rolledBack = id)), true);
         expect(await errorOf(() => r.status(rolledBack))).toBeInstanceOf(UnknownRunError);

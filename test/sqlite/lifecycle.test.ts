@@ -4,7 +4,7 @@
  * stopped (here on SIGTERM).
  */
 import { afterEach, expect, test } from "vitest";
-import { Workpool, type Status } from "../../src/index.js";
+import { Workpool, type Status, type WorkId } from "../../src/index.js";
 import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { spawnChild } from "../helpers/child.js";
 import { tempDbPath } from "../helpers/tmp.js";
@@ -15,7 +15,7 @@ afterEach(() => {
 });
 
 /** Waits (bounded) for the child to finish `id`: the child has no pipe to tell us. */
-async function waitFinished(pool: Workpool<unknown>, id: string, exited: () => boolean): Promise<Status> {
+async function waitFinished(pool: Workpool<unknown>, id: WorkId, exited: () => boolean): Promise<Status> {
   for (let i = 0; i < 500; i++) {
     const s = await pool.status(id);
     if (s.state === "finished" || exited()) return s;

@@ -7,7 +7,7 @@
 import type { OnCompleteWrite, TxOps, WorkRow } from "../../driver/driver.js";
 import { decodeJson } from "../../json.js";
 import { backoffMs } from "../../retry.js";
-import type { RunResult } from "../../types.js";
+import type { RunResult, WorkId } from "../../types.js";
 import type { PoolRuntime } from "../runtime.js";
 import { boundScheduledTime } from "../schedule.js";
 import { errorText } from "../../error-text.js";
@@ -32,7 +32,8 @@ export async function deliverOnComplete<Tx>(
       if (!handler || handler.kind !== "onComplete") {
         throw new Error(`no onComplete handler named "${name}" is defined in this worker of pool "${rt.pool}"`);
       }
-      await handler.fn({ workId: row.id, name, tx: ops.tx }, { workId: row.id, context: decodeJson(row.context), result });
+      const workId = row.id as WorkId;
+      await handler.fn({ workId, name, tx: ops.tx }, { workId, context: decodeJson(row.context), result });
     });
     write = { id: row.id, ocState: "done", ocAttempts: row.ocAttempts, ocRunAt: null, ocError: null };
   } catch (e) {

@@ -7,7 +7,7 @@ import type { WorkRow } from "../../driver/driver.js";
 import type { ErrorDetail } from "../../error-text.js";
 import type { CompletedEvent, CompletionStatus } from "../../events.js";
 import { backoffMs, canRetry } from "../../retry.js";
-import type { RetryBehavior, RunResult } from "../../types.js";
+import type { JsonValue, RetryBehavior, RunResult, WorkId } from "../../types.js";
 import type { PoolRuntime } from "../runtime.js";
 import { boundScheduledTime } from "../schedule.js";
 
@@ -17,7 +17,7 @@ import { boundScheduledTime } from "../schedule.js";
  */
 export type AttemptOutcome =
   | { kind: "success"; returnValue: unknown }
-  | { kind: "failed"; error: string; retryable: boolean; detail?: ErrorDetail }
+  | { kind: "failed"; error: string; retryable: boolean; detail?: ErrorDetail; errorData?: JsonValue }
   | { kind: "canceled" };
 
 /** An attempt that threw (or whose worker was lost), as its record in the attempt log keeps it. */
@@ -73,7 +73,9 @@ export function decide<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, outcome: AttemptOu
     const runAt = boundScheduledTime(now + delay, now, rt.logger);
     return { row, status: "retrying", runAt, error: outcome.error, failure };
   }
-  return { row, status: "failed", result: { kind: "failed", error: outcome.error }, error: outcome.error, failure };
+  const result: RunResult = { kind: "failed", error: outcome.error };
+  if (outcome.errorData !== undefined) result.errorData = outcome.errorData;
+  return { row, status: "failed", result, error: outcome.error, failure };
 }
 
 /**
@@ -107,7 +109,7 @@ export function completedEvent<Tx>(
   const event: CompletedEvent = {
     event: "completed",
     pool: rt.pool,
-    workId: row.id,
+    workId: row.id as WorkId,
     fnName: row.fnName,
     status,
     attempts: row.attempt,
@@ -116,5 +118,6 @@ export function completedEvent<Tx>(
   };
   if (row.state === "running" && row.startedAt !== null) event.durationMs = now - row.startedAt;
   if (error !== undefined) event.error = error;
+  if (row.onComplete !== null) event.onComplete = row.onComplete;
   return event;
 }

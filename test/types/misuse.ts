@@ -1,0 +1,97 @@
+/**
+ * Compile-time checks: each `@ts-expect-error` line is a mistake the types must reject
+ * (`npm run typecheck` fails if one of them compiles). Never run, only type-checked.
+ */
+import { ActionRetrier, Workpool, toWorkId, type JsonValue, type ResultOf, type Store, type WorkId } from "../../src/index.js";
+
+declare const store: Store<unknown>;
+
+export async function misuse(): Promise<void> {
+  const emails = new Workpool(store, { name: "emails" });
+  const billing = new Workpool(store, { name: "billing" });
+  const send = emails.defineAction("send", async (_ctx, args: { to: string }) => ({ messageId: args.to }));
+  const sent = emails.defineOnComplete("sent", (_ctx, args: { context: { userId: number }; result: { kind: string } }) => {
+    void args;
+  });
+  const typedDone = emails.defineOnComplete<{ userId: number }, ResultOf<typeof send>>("typedDone", (_ctx, { result }) => {
+    // The handler's result type reaches onComplete: returnValue is { messageId: string }.
+    if (result.kind === "success") result.returnValue.messageId.toUpperCase();
+  });
+  const wrongResult = emails.defineOnComplete<unknown, { count: number }>("wrongResult", () => undefined);
+
+  // Correct uses compile, whatever the shape of JSON args.
+  interface Invoice {
+    id: string;
+    lines: readonly { sku: string; qty: number }[];
+    note?: string;
+    pair: [number, string];
+  }
+  emails.defineAction("invoice", (_ctx, args: Invoice) => args.id);
+  emails.defineAction("loose", (_ctx, args: Record<string, unknown>) => Object.keys(args));
+  emails.defineAction("json", (_ctx, args: JsonValue) => args);
+  emails.defineAction("none", () => undefined);
+  emails.defineMutation("list", (_ctx, args: string[] | null) => args?.length);
+  // Correct uses compile.
+  const id: WorkId = await emails.enqueueAction(send, { to: "a@b.c" }, { onComplete: typedDone, context: { userId: 7 } });
+  await emails.enqueueAction(send, { to: "a@b.c" }, { onComplete: sent, context: { userId: 7 }, runAfter: 1000 });
+  await emails.status(id);
+  await emails.status(toWorkId("01ARZ3NDEKTSV4RRFFQ69G5FAV"));
+
+  // 1. An extra property in args.
+  // @ts-expect-error `cc` is not in the handler's args `{ to }`
+  await emails.enqueueAction(send, { to: "a@b.c", cc: "d@e.f" });
+
+  // 2. `context` without `onComplete`.
+  // @ts-expect-error context is only delivered to an onComplete
+  await emails.enqueueAction(send, { to: "a@b.c" }, { context: { userId: 7 } });
+
+  // 3. `runAt` together with `runAfter`.
+  // @ts-expect-error runAt and runAfter are exclusive
+  await emails.enqueueAction(send, { to: "a@b.c" }, { runAt: Date.now(), runAfter: 1000 });
+
+  // 4. A Date inside args: the handler's args must be JSON.
+  // @ts-expect-error a Date is not JSON
+  emails.defineAction("remind", async (_ctx, args: { at: Date }) => args.at.getTime());
+  // @ts-expect-error a Date is not JSON (nested, in a mutation)
+  emails.defineMutation("log", (_ctx, args: { entries: { at: Date }[] }) => args.entries.length);
+  // @ts-expect-error a Date is not JSON (context of an onComplete)
+  emails.defineOnComplete("late", (_ctx, args: { context: { at: Date } }) => void args);
+  // @ts-expect-error a Date where the args say string
+  await emails.enqueueAction(send, { to: new Date() });
+
+  // 5. A handle from another pool.
+  // @ts-expect-error `send` belongs to pool "emails"
+  await billing.enqueueAction(send, { to: "a@b.c" });
+  const charge = billing.defineAction("charge", () => 1);
+  // @ts-expect-error `sent` belongs to pool "emails"
+  await billing.enqueueAction(charge, {}, { onComplete: sent });
+
+  // 6. A plain string as a work id.
+  // @ts-expect-error "01ABC" is a string, not a WorkId
+  await emails.status("01ABC");
+  // @ts-expect-error plain strings are not WorkIds
+  await emails.statusBatch(["01ABC"]);
+  // @ts-expect-error plain string
+  await emails.cancel("01ABC");
+
+  // 7. An onComplete that expects another result type than the handler returns.
+  // @ts-expect-error wrongResult expects { count: number }, send returns { messageId: string }
+  await emails.enqueueAction(send, { to: "a@b.c" }, { onComplete: wrongResult });
+  // @ts-expect-error the context does not match what typedDone accepts
+  await emails.enqueueAction(send, { to: "a@b.c" }, { onComplete: typedDone, context: { userId: "7" } });
+
+  // The same checks on the ActionRetrier.
+  const retrier = new ActionRetrier(store);
+  const fetchRate = retrier.defineAction("fetchRate", (_ctx, args: { currency: string }) => ({ rate: args.currency.length }));
+  const recorded = retrier.defineOnComplete<{ rate: number }, { currency: string }>("recorded", () => undefined);
+  const counted = retrier.defineOnComplete<{ count: number }>("counted", () => undefined);
+  await retrier.run(fetchRate, { currency: "EUR" }, { onComplete: recorded, context: { currency: "EUR" }, maxFailures: 2 });
+  // @ts-expect-error context is only delivered to an onComplete
+  await retrier.run(fetchRate, { currency: "EUR" }, { context: { currency: "EUR" } });
+  // @ts-expect-error counted expects { count: number }, fetchRate returns { rate: number }
+  await retrier.run(fetchRate, { currency: "EUR" }, { onComplete: counted });
+  // @ts-expect-error `amount` is not in the action's args
+  await retrier.run(fetchRate, { currency: "EUR", amount: 1 });
+  // @ts-expect-error a plain string is not a RunId
+  await retrier.status("01ABC");
+}
