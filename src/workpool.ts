@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { DRIVER, type Driver, type NewWork, type Store } from "./driver/driver.js";
 import type { TransactionExecutor } from "./driver/tx-executor.js";
+import type { RateLimits } from "./driver/schedule-ops.js";
 import { InvalidArgumentError, UnknownWorkError } from "./errors.js";
 import { EventHub, PoolLogger, type EnqueuedEvent, type WorkpoolEventName, type WorkpoolEvents } from "./events.js";
 import {
@@ -301,13 +302,19 @@ export class Workpool<Tx = unknown> {
    * obeys it from its next claim.
    */
   async configure(options: ConfigureOptions): Promise<void> {
-    const patch = checkConfigure(options);
+    const { rateLimit, keyRateLimit, ...patch } = checkConfigure(options);
     await this.readiness.readyPool();
     const config = await this.driver.ensurePool(
       this.name,
       { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel, keyParallelism: this.opts.keyParallelism },
       patch,
     );
+    if (rateLimit !== undefined || keyRateLimit !== undefined) {
+      const rates: Partial<RateLimits> = {};
+      if (rateLimit !== undefined) rates.rateLimit = rateLimit;
+      if (keyRateLimit !== undefined) rates.keyRateLimit = keyRateLimit;
+      await this.driver.setRateLimits(this.name, rates);
+    }
     this.logger.level = config.logLevel;
     this.worker.wake();
   }

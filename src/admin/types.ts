@@ -10,11 +10,9 @@ import type { JsonValue, WorkId } from "../types.js";
 /** Filter of list(): a state, or one kind of finished work. `retrying` = pending with attempts made (waiting out a backoff). */
 export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" | "success" | "failed" | "canceled";
 
-/** A rate limit of a pool. */
-export interface RateLimit {
-  limit: number;
-  periodMs: number;
-}
+import type { RateLimit } from "../types.js";
+
+export type { RateLimit };
 
 /** One pool as admin.pools() reports it. */
 export interface PoolSummary {

@@ -24,6 +24,7 @@ import { defineAdminActionTests } from "./admin-actions.js";
 import { defineAdminPagingTests } from "./admin-paging.js";
 import { defineAdminValidationTests } from "./admin-validation.js";
 import { defineAdminMetricsTests } from "./admin-metrics.js";
+import { defineRateLimitTests } from "./rate-limits.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -48,5 +49,6 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineAdminPagingTests(harness);
     defineAdminValidationTests(harness);
     defineAdminMetricsTests(harness);
+    defineRateLimitTests(harness);
   });
 }
