@@ -22,6 +22,7 @@ import { workIdTime } from "./ids.js";
 import { checkBatch, prepareEnqueue, type EnqueueInput, type PreparedEnqueue } from "./internal/enqueue-input.js";
 import type { PoolRuntime } from "./internal/runtime.js";
 import { Readiness } from "./internal/readiness.js";
+import { checkScheduleId } from "./internal/cron.js";
 import { checkIds, toStatus } from "./internal/status.js";
 import { cancelWork } from "./internal/transitions/cancel.js";
 import { insertWork } from "./internal/transitions/enqueue.js";
@@ -37,6 +38,7 @@ import {
   type WorkpoolOptions,
 } from "./options.js";
 import type { RetryBehavior, Status, WorkId } from "./types.js";
+import { prepareSchedule, toScheduleInfo, type CronSpec, type ScheduleInfo, type ScheduleOptions } from "./schedules.js";
 
 /** Options shared by enqueueAction and enqueueMutation. */
 export interface EnqueueOptions<Tx, C = unknown, R = unknown> {
@@ -239,6 +241,38 @@ export class Workpool<Tx = unknown> {
       if (replaced) event.replaced = true;
       this.events.emit(event);
     });
+  }
+
+  /**
+   * Creates or updates the durable schedule `scheduleId`: at every tick of `spec` the store
+   * enqueues `handle(args)` with `options`, exactly once whatever the number of processes.
+   * Resolves once committed. Re-scheduling with the same cron and time zone keeps the next tick.
+   */
+  async schedule<A, R, C = unknown>(
+    scheduleId: string,
+    spec: CronSpec,
+    handle: ActionHandle<A, R> | MutationHandle<A, R>,
+    args: A,
+    options?: ScheduleOptions<C, R>,
+  ): Promise<void> {
+    const ctx = { pool: this.name, options: this.opts, handlers: this.handlers, logger: this.logger };
+    const write = prepareSchedule(ctx, scheduleId, spec, handle, args, options);
+    await this.readiness.ready();
+    await this.driver.upsertSchedule(this.name, write);
+    this.worker.scheduler.wake();
+  }
+
+  /** Deletes a schedule (work already enqueued by it stays). Resolves true if it existed. */
+  async unschedule(scheduleId: string): Promise<boolean> {
+    const id = checkScheduleId(scheduleId);
+    await this.readiness.ready();
+    return this.driver.deleteSchedule(this.name, id);
+  }
+
+  /** The pool's schedules, by id: spec, next tick, last tick enqueued and its work. */
+  async schedules(): Promise<ScheduleInfo[]> {
+    await this.readiness.ready();
+    return (await this.driver.listSchedules(this.name)).map(toScheduleInfo);
   }
 
   /** The status of one work id. Throws for malformed ids and for ids this pool never had. */

@@ -25,6 +25,7 @@ import { defineAdminPagingTests } from "./admin-paging.js";
 import { defineAdminValidationTests } from "./admin-validation.js";
 import { defineAdminMetricsTests } from "./admin-metrics.js";
 import { defineRateLimitTests } from "./rate-limits.js";
+import { defineScheduleTests } from "./schedules.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -50,5 +51,6 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineAdminValidationTests(harness);
     defineAdminMetricsTests(harness);
     defineRateLimitTests(harness);
+    defineScheduleTests(harness);
   });
 }
