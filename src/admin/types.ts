@@ -21,10 +21,12 @@ export interface PoolSummary {
   maxParallelism: number;
   /** Set while paused: the limit resume() restores. null when not paused. */
   pausedFrom: number | null;
-  /** null until per-key limits exist / when unset. */
+  /** The per-key parallelism limit; null when unset. */
   keyParallelism: number | null;
-  /** null until rate limits exist / when unset. */
+  /** At most `limit` attempt starts in any `periodMs`; null when unset. */
   rateLimit: RateLimit | null;
+  /** The same per key; null when unset. */
+  keyRateLimit: RateLimit | null;
   counts: {
     /** Due or scheduled, never attempted. */
     pending: number;

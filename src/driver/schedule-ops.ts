@@ -85,4 +85,9 @@ export interface ScheduleOps {
   setRateLimits(pool: string, limits: Partial<RateLimits>): Promise<void>;
   /** The pool's stored rate limits. */
   readRateLimits(pool: string): Promise<RateLimits>;
+  /**
+   * Due pending work a rate limit holds back at `now`: all of it while the pool's window is
+   * full, else the due work of keys whose window is full.
+   */
+  countRateLimited(pool: string, now: number): Promise<number>;
 }

@@ -6,7 +6,8 @@
  * own start times.
  */
 import { describe, expect, test } from "vitest";
-import type { Store, Workpool } from "../../src/index.js";
+import { workpoolAdmin } from "../../src/admin/index.js";
+import type { ReportEvent, Store, Workpool } from "../../src/index.js";
 import type { StoreHarness } from "./harness.js";
 import { useTestContext, type TestContext } from "./context.js";
 
@@ -140,6 +141,27 @@ export function defineRateLimitTests<Tx>(harness: StoreHarness<Tx>): void {
       }
     });
 
+    test("the report event counts the due work a rate limit holds back", async () => {
+      const t = await ctx();
+      const pool = t.pool({ name: "rr", maxParallelism: 50, reportIntervalMs: 1000, keyRateLimit: { limit: 1, periodMs: 60_000 } });
+      const job = pool.defineAction("job", () => undefined);
+      const reports: ReportEvent[] = [];
+      pool.on("report", (e) => void reports.push(e));
+      await pool.enqueueActionBatch(job, [{}, {}, {}], { key: "a" });
+      await pool.enqueueActionBatch(job, [{}, {}], { key: "b" });
+      await pool.enqueueAction(job, {});
+      await pool.runOnce();
+      t.clock.advance(1000);
+      await pool.runOnce();
+      expect(reports.at(-1)).toMatchObject({ backlog: 3, rateLimited: 3 });
+      await pool.configure({ keyRateLimit: null, rateLimit: { limit: 3, periodMs: 60_000 } });
+      await pool.enqueueActionBatch(job, [{}, {}], {});
+      t.clock.advance(1000);
+      await pool.runOnce();
+      // Three starts in the window already: everything due is held back.
+      expect(reports.at(-1)).toMatchObject({ backlog: 5, rateLimited: 5 });
+    });
+
     test("configure({ rateLimit }) changes the limit for every worker, and null removes it", async () => {
       const t = await ctx();
       const a = t.pool({ name: "rc", maxParallelism: 50 });
@@ -151,12 +173,21 @@ export function defineRateLimitTests<Tx>(harness: StoreHarness<Tx>): void {
         job,
         Array.from({ length: 10 }, (_, i) => ({ i })),
       );
-      await a.configure({ rateLimit: { limit: 2, periodMs: 60_000 } });
+      await a.configure({ rateLimit: { limit: 2, periodMs: 60_000 }, keyRateLimit: { limit: 1, periodMs: 1000 } });
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      expect((await admin.pools()).find((p) => p.name === "rc")).toMatchObject({
+        rateLimit: { limit: 2, periodMs: 60_000 },
+        keyRateLimit: { limit: 1, periodMs: 1000 },
+      });
       await Promise.all([a.runOnce(), b.runOnce()]);
       expect(started).toBe(2);
       await b.configure({ rateLimit: null });
       await Promise.all([a.runOnce(), b.runOnce()]);
       expect(started).toBe(10);
+      expect((await admin.pools()).find((p) => p.name === "rc")).toMatchObject({
+        rateLimit: null,
+        keyRateLimit: { limit: 1, periodMs: 1000 },
+      });
     });
   });
 }

@@ -415,6 +415,10 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     return this.schedules.readRateLimits(this.app, pool);
   }
 
+  countRateLimited(pool: string, now: number): Promise<number> {
+    return this.schedules.countRateLimited(this.app, pool, now);
+  }
+
   subscribe(pool: string, onWake: () => void): () => void {
     if (this.closing) return () => undefined;
     return this.listener.subscribe(pool, onWake);

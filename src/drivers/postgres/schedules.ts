@@ -45,6 +45,11 @@ function texts(schema: string) {
       SELECT (SELECT count(*) FROM adv)::int AS applied, (SELECT count(pg_notify($19::text, ins.pool)) FROM ins)::int AS notified`,
     setRate: `UPDATE ${s}.pools SET rate_limit = $2::int, rate_period_ms = $3::bigint WHERE name = $1::text`,
     setKeyRate: `UPDATE ${s}.pools SET key_rate_limit = $2::int, key_rate_period_ms = $3::bigint WHERE name = $1::text`,
+    startsSince: `SELECT count(*)::int AS n FROM ${s}.starts WHERE pool = $1::text AND at > $2::bigint`,
+    dueCount: `SELECT count(*)::int AS n FROM ${s}.work WHERE pool = $1::text AND state = 'pending' AND run_at <= $2::bigint`,
+    dueOfFullKeys: `SELECT count(*)::int AS n FROM ${s}.work
+      WHERE pool = $1::text AND state = 'pending' AND run_at <= $2::bigint AND key IN (
+        SELECT key FROM ${s}.starts WHERE pool = $1::text AND key IS NOT NULL AND at > $3::bigint GROUP BY key HAVING count(*) >= $4::int)`,
     readRates: `SELECT rate_limit, rate_period_ms::float8 AS rate_period_ms, key_rate_limit, key_rate_period_ms::float8 AS key_rate_period_ms
       FROM ${s}.pools WHERE name = $1::text`,
   };
@@ -171,5 +176,16 @@ export class PgSchedules {
     const r = rows[0];
     if (!r) return { rateLimit: null, keyRateLimit: null };
     return { rateLimit: toRateLimit(r.rate_limit, r.rate_period_ms), keyRateLimit: toRateLimit(r.key_rate_limit, r.key_rate_period_ms) };
+  }
+
+  async countRateLimited(db: Queryable, pool: string, now: number): Promise<number> {
+    const { rateLimit, keyRateLimit } = await this.readRateLimits(db, pool);
+    if (rateLimit) {
+      const started = (await run<{ n: number }>(db, this.stmts.startsSince, [pool, now - rateLimit.periodMs])).rows[0]!.n;
+      if (started >= rateLimit.limit) return (await run<{ n: number }>(db, this.stmts.dueCount, [pool, now])).rows[0]!.n;
+    }
+    if (!keyRateLimit) return 0;
+    const params = [pool, now, now - keyRateLimit.periodMs, keyRateLimit.limit];
+    return (await run<{ n: number }>(db, this.stmts.dueOfFullKeys, params)).rows[0]!.n;
   }
 }

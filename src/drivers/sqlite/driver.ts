@@ -352,6 +352,10 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     return this.read(() => this.schedules.readRateLimits(pool));
   }
 
+  countRateLimited(pool: string, now: number): Promise<number> {
+    return this.read(() => this.schedules.countRateLimited(pool, now));
+  }
+
   subscribe(pool: string, onWake: () => void): () => void {
     let set = this.wakers.get(pool);
     if (!set) this.wakers.set(pool, (set = new Set()));

@@ -29,6 +29,11 @@ const SQL = {
       @priority, @key, @unique_key)`,
   setRate: `UPDATE workpool_pools SET rate_limit = ?, rate_period_ms = ? WHERE name = ?`,
   setKeyRate: `UPDATE workpool_pools SET key_rate_limit = ?, key_rate_period_ms = ? WHERE name = ?`,
+  startsSince: `SELECT count(*) AS n FROM workpool_starts WHERE pool = ? AND at > ?`,
+  dueCount: `SELECT count(*) AS n FROM workpool_work WHERE pool = ? AND state = 'pending' AND run_at <= ?`,
+  dueOfFullKeys: `SELECT count(*) AS n FROM workpool_work
+    WHERE pool = @pool AND state = 'pending' AND run_at <= @now AND key IN (
+      SELECT key FROM workpool_starts WHERE pool = @pool AND key IS NOT NULL AND at > @since GROUP BY key HAVING count(*) >= @limit)`,
   readRates: `SELECT rate_limit, rate_period_ms, key_rate_limit, key_rate_period_ms FROM workpool_pools WHERE name = ?`,
 } as const;
 
@@ -149,5 +154,16 @@ export class SqliteSchedules {
     const r = this.stmts.readRates.get(pool) as SqliteRateRow | undefined;
     if (!r) return { rateLimit: null, keyRateLimit: null };
     return { rateLimit: toRateLimit(r.rate_limit, r.rate_period_ms), keyRateLimit: toRateLimit(r.key_rate_limit, r.key_rate_period_ms) };
+  }
+
+  countRateLimited(pool: string, now: number): number {
+    const { rateLimit, keyRateLimit } = this.readRateLimits(pool);
+    if (rateLimit) {
+      const started = (this.stmts.startsSince.get(pool, now - rateLimit.periodMs) as { n: number }).n;
+      if (started >= rateLimit.limit) return (this.stmts.dueCount.get(pool, now) as { n: number }).n;
+    }
+    if (!keyRateLimit) return 0;
+    const params = { pool, now, since: now - keyRateLimit.periodMs, limit: keyRateLimit.limit };
+    return (this.stmts.dueOfFullKeys.get(params) as { n: number }).n;
   }
 }
