@@ -11,6 +11,7 @@ import type { JsonValue, WorkId } from "../types.js";
 export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" | "success" | "failed" | "canceled";
 
 import type { RateLimit } from "../types.js";
+import type { ScheduleInfo } from "../schedules.js";
 
 export type { RateLimit };
 
@@ -122,6 +123,8 @@ export interface WorkpoolAdminOptions {
 export interface WorkpoolAdmin {
   /** Every pool in the store (a stored configuration, or work), by name. */
   pools(): Promise<PoolSummary[]>;
+  /** The cron schedules of `pool` (default: of every pool), by pool and id, with their next tick and last work. */
+  schedules(pool?: string): Promise<ScheduleSummary[]>;
   /** A page of a pool's work, newest first. */
   list(pool: string, options?: ListOptions): Promise<ListPage>;
   /** Everything about one work, or null when the store has no work with this id. */
@@ -149,4 +152,9 @@ export interface WorkpoolAdmin {
   readonly registry: Registry;
   /** Counts `pool`'s events (enqueued, started, finished, durations) in the metrics. Returns a function that stops it. */
   observe(pool: ObservablePool): () => void;
+}
+
+/** One cron schedule as admin.schedules() reports it: its pool, spec, next tick and last work. */
+export interface ScheduleSummary extends ScheduleInfo {
+  pool: string;
 }

@@ -11,6 +11,7 @@ export type CatchUp = "latest" | "none";
 
 /** A schedule as stored. */
 export interface ScheduleRow {
+  pool: string;
   id: string;
   cron: string;
   timezone: string;
@@ -72,8 +73,8 @@ export interface ScheduleOps {
   upsertSchedule(pool: string, write: ScheduleWrite): Promise<void>;
   /** Deletes a schedule; true if it existed. */
   deleteSchedule(pool: string, id: string): Promise<boolean>;
-  /** The pool's schedules, by id. */
-  listSchedules(pool: string): Promise<ScheduleRow[]>;
+  /** The schedules of `pool` (null: of every pool), by pool and id. */
+  listSchedules(pool: string | null): Promise<ScheduleRow[]>;
   /** Up to `limit` schedules due at `now` (earliest first), and the earliest next_run_at of the rest (or null). */
   dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }>;
   /**

@@ -4,6 +4,7 @@
  * and pauses of every worker; a tick's work is ordinary work. Time is a ManualClock.
  */
 import { describe, expect, test } from "vitest";
+import { workpoolAdmin } from "../../src/admin/index.js";
 import { ManualClock, type EnqueuedEvent, type Store, type Workpool } from "../../src/index.js";
 import type { StoreHarness } from "./harness.js";
 import { deferred, T0, useTestContext, withDriver } from "./context.js";
@@ -122,6 +123,12 @@ export function defineScheduleTests<Tx>(harness: StoreHarness<Tx>): void {
       t.clock.advance(7000);
       await pool.runOnce();
       expect(seen).toEqual(["a", "b", "c"]);
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      expect(await admin.schedules()).toEqual([
+        expect.objectContaining({ pool: "upd", id: "s", nextRunAt: T0 + 20_000, lastTick: T0 + 10_000, handler: "job" }),
+      ]);
+      expect(await admin.schedules("other")).toEqual([]);
+      await expect(admin.schedules("")).rejects.toMatchObject({ field: "pool" });
       expect(await pool.unschedule("s")).toBe(true);
       expect(await pool.unschedule("s")).toBe(false);
       t.clock.advance(60_000);

@@ -392,7 +392,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     return this.schedules.delete(this.app, pool, id);
   }
 
-  listSchedules(pool: string): Promise<ScheduleRow[]> {
+  listSchedules(pool: string | null): Promise<ScheduleRow[]> {
     return this.schedules.list(this.app, pool);
   }
 

@@ -10,7 +10,7 @@ import { run, type Queryable } from "./connection.js";
 import { quoteIdent } from "./names.js";
 import type { Statement } from "./statements.js";
 
-const COLUMNS = `id, cron, timezone, catch_up, kind, fn_name, args, options, next_run_at, last_tick, last_work_id, revision,
+const COLUMNS = `pool, id, cron, timezone, catch_up, kind, fn_name, args, options, next_run_at, last_tick, last_work_id, revision,
   created_at, updated_at`;
 
 function texts(schema: string) {
@@ -25,7 +25,7 @@ function texts(schema: string) {
         fn_name = excluded.fn_name, args = excluded.args, options = excluded.options, revision = c.revision + 1,
         updated_at = excluded.updated_at`,
     delete: `DELETE FROM ${s}.schedules WHERE pool = $1::text AND id = $2::text`,
-    list: `SELECT ${COLUMNS} FROM ${s}.schedules WHERE pool = $1::text ORDER BY id`,
+    list: `SELECT ${COLUMNS} FROM ${s}.schedules WHERE ($1::text IS NULL OR pool = $1::text) ORDER BY pool, id`,
     due: `SELECT ${COLUMNS} FROM ${s}.schedules WHERE pool = $1::text AND next_run_at <= $2::bigint ORDER BY next_run_at LIMIT $3::int`,
     nextAt: `SELECT min(next_run_at) AS t FROM ${s}.schedules WHERE pool = $1::text AND next_run_at > $2::bigint`,
     // $1 pool, $2 id, $3 revision, $4 expected next_run_at, $5 new next_run_at, $6 tick (NULL: skip),
@@ -58,6 +58,7 @@ function texts(schema: string) {
 type ScheduleStatements = { readonly [K in keyof ReturnType<typeof texts>]: Statement };
 
 interface PgScheduleRow {
+  pool: string;
   id: string;
   cron: string;
   timezone: string;
@@ -76,6 +77,7 @@ interface PgScheduleRow {
 
 function toSchedule(r: PgScheduleRow): ScheduleRow {
   return {
+    pool: r.pool,
     id: r.id,
     cron: r.cron,
     timezone: r.timezone,
@@ -120,7 +122,7 @@ export class PgSchedules {
     return (await run(db, this.stmts.delete, [pool, id])).rowCount > 0;
   }
 
-  async list(db: Queryable, pool: string): Promise<ScheduleRow[]> {
+  async list(db: Queryable, pool: string | null): Promise<ScheduleRow[]> {
     return (await run<PgScheduleRow>(db, this.stmts.list, [pool])).rows.map(toSchedule);
   }
 

@@ -329,7 +329,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     return this.write(() => this.schedules.delete(pool, id));
   }
 
-  listSchedules(pool: string): Promise<ScheduleRow[]> {
+  listSchedules(pool: string | null): Promise<ScheduleRow[]> {
     return this.read(() => this.schedules.list(pool));
   }
 

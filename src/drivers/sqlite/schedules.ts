@@ -17,7 +17,7 @@ const SQL = {
       fn_name = excluded.fn_name, args = excluded.args, options = excluded.options, revision = revision + 1,
       updated_at = excluded.updated_at`,
   delete: `DELETE FROM workpool_schedules WHERE pool = ? AND id = ?`,
-  list: `SELECT * FROM workpool_schedules WHERE pool = ? ORDER BY id`,
+  list: `SELECT * FROM workpool_schedules WHERE (@pool IS NULL OR pool = @pool) ORDER BY pool, id`,
   due: `SELECT * FROM workpool_schedules WHERE pool = ? AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
   nextAt: `SELECT min(next_run_at) AS t FROM workpool_schedules WHERE pool = ? AND next_run_at > ?`,
   advance: `UPDATE workpool_schedules
@@ -38,6 +38,7 @@ const SQL = {
 } as const;
 
 interface SqliteScheduleRow {
+  pool: string;
   id: string;
   cron: string;
   timezone: string;
@@ -64,6 +65,7 @@ export interface SqliteRateRow {
 
 function toSchedule(r: SqliteScheduleRow): ScheduleRow {
   return {
+    pool: r.pool,
     id: r.id,
     cron: r.cron,
     timezone: r.timezone,
@@ -116,8 +118,8 @@ export class SqliteSchedules {
     return this.stmts.delete.run(pool, id).changes > 0;
   }
 
-  list(pool: string): ScheduleRow[] {
-    return (this.stmts.list.all(pool) as SqliteScheduleRow[]).map(toSchedule);
+  list(pool: string | null): ScheduleRow[] {
+    return (this.stmts.list.all({ pool }) as SqliteScheduleRow[]).map(toSchedule);
   }
 
   due(pool: string, now: number, limit: number): { due: ScheduleRow[]; nextAt: number | null } {
