@@ -112,6 +112,11 @@ export interface ReportEvent {
   running: number;
   /** Pending work that is due now and waiting for a slot. */
   backlog: number;
+  /**
+   * Due work a rate limit holds back now (part of `backlog`): all of it while the pool's
+   * `rateLimit` window is full, else the due work of keys at their `keyRateLimit`.
+   */
+  rateLimited: number;
   /** (failed + retries) / completed. */
   failureRate: number;
   /** failed / (completed - retries). */

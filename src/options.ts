@@ -6,7 +6,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { InvalidArgumentError } from "./errors.js";
 import { LOG_LEVELS, type Logger, type LogLevel } from "./events.js";
 import { DEFAULT_RETRY_BEHAVIOR } from "./retry.js";
-import type { RetryBehavior } from "./types.js";
+import type { RateLimit, RetryBehavior } from "./types.js";
 
 /** Largest maxParallelism accepted. */
 export const MAX_PARALLELISM = 10_000;
@@ -59,6 +59,13 @@ export interface WorkpoolOptions<P extends string = string> {
    * global maxParallelism, to spread work over processes. Integer 1..10000. Default: none.
    */
   concurrency?: number;
+  /**
+   * At most `limit` attempts of this pool start in any window of `periodMs`, across every
+   * process. limit integer 1..1000000, periodMs integer 1..2592000000. Default: none.
+   */
+  rateLimit?: RateLimit;
+  /** The same per `key` of work: at most `limit` attempts with one key start in any `periodMs`. Default: none. */
+  keyRateLimit?: RateLimit;
 }
 
 /** Options after defaults and validation. */
@@ -69,6 +76,8 @@ export interface ResolvedOptions {
   keyParallelism: number | null;
   /** Fields the caller set explicitly; written to the store when the pool starts. */
   explicit: { maxParallelism?: number; logLevel?: LogLevel; keyParallelism?: number };
+  /** Rate limits the caller set explicitly; written to the store when the pool starts. */
+  explicitRates: { rateLimit?: RateLimit; keyRateLimit?: RateLimit };
   retryActionsByDefault: boolean;
   defaultRetryBehavior: RetryBehavior;
   logLevel: LogLevel;
@@ -154,6 +163,25 @@ export function checkKeyParallelism(field: string, value: unknown, allowNull: bo
     throw new InvalidArgumentError(field, `must be ${range}, got ${describeValue(value)}`);
   }
   return value;
+}
+
+/** Largest rate limit accepted. */
+export const MAX_RATE_LIMIT = 1_000_000;
+/** Longest rate-limit window accepted, ms (30 days). */
+export const MAX_RATE_PERIOD_MS = 30 * DAY;
+
+/** Validates a rate limit `{ limit, periodMs }` (null, where allowed, removes it). */
+export function checkRateLimit(field: string, value: unknown, allowNull: boolean): RateLimit | null {
+  if (value === null && allowNull) return null;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    const extra = allowNull ? ", or null to remove the limit" : "";
+    throw new InvalidArgumentError(field, `must be an object { limit, periodMs }${extra}, got ${describeValue(value)}`);
+  }
+  const v = checkOptionKeys(field, value, ["limit", "periodMs"], `${field} (a rate limit)`, `${field}.`);
+  return {
+    limit: checkInt(`${field}.limit`, v.limit, 1, MAX_RATE_LIMIT),
+    periodMs: checkInt(`${field}.periodMs`, v.periodMs, 1, MAX_RATE_PERIOD_MS),
+  };
 }
 
 /** Validates a log level. */
@@ -244,6 +272,8 @@ const WORKPOOL_OPTION_KEYS = [
   "maintenanceIntervalMs",
   "pollIntervalMs",
   "concurrency",
+  "rateLimit",
+  "keyRateLimit",
 ] as const satisfies readonly (keyof WorkpoolOptions)[];
 
 /** Applies defaults to and validates the pool options. */
@@ -256,6 +286,9 @@ export function resolveOptions(options: WorkpoolOptions | undefined): ResolvedOp
   if (o.retryActionsByDefault !== undefined && typeof o.retryActionsByDefault !== "boolean") {
     throw new InvalidArgumentError("retryActionsByDefault", `must be a boolean, got ${describeValue(o.retryActionsByDefault)}`);
   }
+  const explicitRates: ResolvedOptions["explicitRates"] = {};
+  if (o.rateLimit !== undefined) explicitRates.rateLimit = checkRateLimit("rateLimit", o.rateLimit, false)!;
+  if (o.keyRateLimit !== undefined) explicitRates.keyRateLimit = checkRateLimit("keyRateLimit", o.keyRateLimit, false)!;
   if (o.random !== undefined && typeof o.random !== "function") {
     throw new InvalidArgumentError("random", "must be a function returning a number in [0, 1)");
   }
@@ -264,6 +297,7 @@ export function resolveOptions(options: WorkpoolOptions | undefined): ResolvedOp
     maxParallelism: explicit.maxParallelism ?? DEFAULT_MAX_PARALLELISM,
     keyParallelism: explicit.keyParallelism ?? null,
     explicit,
+    explicitRates,
     retryActionsByDefault: o.retryActionsByDefault ?? false,
     defaultRetryBehavior:
       o.defaultRetryBehavior === undefined
@@ -292,6 +326,10 @@ export interface ConfigureOptions {
   logLevel?: LogLevel;
   /** Integer 1..10000: most running attempts per key; null removes the per-key limit. */
   keyParallelism?: number | null;
+  /** `{ limit, periodMs }`: most attempt starts of the pool in any window; null removes the limit. */
+  rateLimit?: RateLimit | null;
+  /** `{ limit, periodMs }`: most attempt starts per key in any window; null removes the limit. */
+  keyRateLimit?: RateLimit | null;
 }
 
 /** Validates `configure()` input. */
@@ -299,14 +337,16 @@ export function checkConfigure(options: unknown): ConfigureOptions {
   const o = checkOptionKeys(
     "options",
     options,
-    ["maxParallelism", "logLevel", "keyParallelism"],
+    ["maxParallelism", "logLevel", "keyParallelism", "rateLimit", "keyRateLimit"],
     "configure()",
     "",
-    "is not a runtime option; configure() accepts maxParallelism, keyParallelism and logLevel",
+    "is not a runtime option; configure() accepts maxParallelism, keyParallelism, logLevel, rateLimit and keyRateLimit",
   );
   const out: ConfigureOptions = {};
   if (o.maxParallelism !== undefined) out.maxParallelism = checkMaxParallelism("maxParallelism", o.maxParallelism);
   if (o.logLevel !== undefined) out.logLevel = checkLogLevel("logLevel", o.logLevel);
   if (o.keyParallelism !== undefined) out.keyParallelism = checkKeyParallelism("keyParallelism", o.keyParallelism, true);
+  if (o.rateLimit !== undefined) out.rateLimit = checkRateLimit("rateLimit", o.rateLimit, true);
+  if (o.keyRateLimit !== undefined) out.keyRateLimit = checkRateLimit("keyRateLimit", o.keyRateLimit, true);
   return out;
 }

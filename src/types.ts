@@ -125,3 +125,11 @@ export type Status<R = unknown> =
       /** Present when the work has an onComplete handler and is retained. */
       onComplete?: OnCompleteStatus;
     };
+
+/** A rate limit: at most `limit` attempts start in any window of `periodMs`, across every process. */
+export interface RateLimit {
+  /** Integer 1..1000000. */
+  limit: number;
+  /** Integer 1..2592000000 (30 days), ms. */
+  periodMs: number;
+}

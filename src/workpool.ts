@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { DRIVER, type Driver, type NewWork, type Store } from "./driver/driver.js";
 import type { TransactionExecutor } from "./driver/tx-executor.js";
+import type { RateLimits } from "./driver/schedule-ops.js";
 import { InvalidArgumentError, UnknownWorkError } from "./errors.js";
 import { EventHub, PoolLogger, type EnqueuedEvent, type WorkpoolEventName, type WorkpoolEvents } from "./events.js";
 import {
@@ -21,6 +22,7 @@ import { workIdTime } from "./ids.js";
 import { checkBatch, prepareEnqueue, type EnqueueInput, type PreparedEnqueue } from "./internal/enqueue-input.js";
 import type { PoolRuntime } from "./internal/runtime.js";
 import { Readiness } from "./internal/readiness.js";
+import { checkScheduleId } from "./internal/cron.js";
 import { checkIds, toStatus } from "./internal/status.js";
 import { cancelWork } from "./internal/transitions/cancel.js";
 import { insertWork } from "./internal/transitions/enqueue.js";
@@ -36,6 +38,7 @@ import {
   type WorkpoolOptions,
 } from "./options.js";
 import type { JsonArgsCheck, JsonContextCheck, RetryBehavior, Status, WorkId } from "./types.js";
+import { prepareSchedule, toScheduleInfo, type CronSpec, type ScheduleInfo, type ScheduleOptions } from "./schedules.js";
 
 /** When work may start: `runAt` or `runAfter`, not both. */
 export type EnqueueTiming =
@@ -274,6 +277,38 @@ export class Workpool<Tx = unknown, P extends string = string> {
     });
   }
 
+  /**
+   * Creates or updates the durable schedule `scheduleId`: at every tick of `spec` the store
+   * enqueues `handle(args)` with `options`, exactly once whatever the number of processes.
+   * Resolves once committed. Re-scheduling with the same cron and time zone keeps the next tick.
+   */
+  async schedule<A, R, C = unknown>(
+    scheduleId: string,
+    spec: CronSpec,
+    handle: ActionHandle<A, R, P> | MutationHandle<A, R, P>,
+    args: NoInfer<A>,
+    options?: ScheduleOptions<C, NoInfer<R>, P>,
+  ): Promise<void> {
+    const ctx = { pool: this.name, options: this.opts, handlers: this.handlers, logger: this.logger };
+    const write = prepareSchedule(ctx, scheduleId, spec, handle, args, options);
+    await this.readiness.ready();
+    await this.driver.upsertSchedule(this.name, write);
+    this.worker.scheduler.wake();
+  }
+
+  /** Deletes a schedule (work already enqueued by it stays). Resolves true if it existed. */
+  async unschedule(scheduleId: string): Promise<boolean> {
+    const id = checkScheduleId(scheduleId);
+    await this.readiness.ready();
+    return this.driver.deleteSchedule(this.name, id);
+  }
+
+  /** The pool's schedules, by id: spec, next tick, last tick enqueued and its work. */
+  async schedules(): Promise<ScheduleInfo[]> {
+    await this.readiness.ready();
+    return (await this.driver.listSchedules(this.name)).map(toScheduleInfo);
+  }
+
   /** The status of one work id. Throws for malformed ids and for ids this pool never had. */
   async status(id: WorkId): Promise<Status> {
     return (await this.statusBatch([id], "id"))[0]!;
@@ -335,13 +370,19 @@ export class Workpool<Tx = unknown, P extends string = string> {
    * obeys it from its next claim.
    */
   async configure(options: ConfigureOptions): Promise<void> {
-    const patch = checkConfigure(options);
+    const { rateLimit, keyRateLimit, ...patch } = checkConfigure(options);
     await this.readiness.readyPool();
     const config = await this.driver.ensurePool(
       this.name,
       { maxParallelism: this.opts.maxParallelism, logLevel: this.opts.logLevel, keyParallelism: this.opts.keyParallelism },
       patch,
     );
+    if (rateLimit !== undefined || keyRateLimit !== undefined) {
+      const rates: Partial<RateLimits> = {};
+      if (rateLimit !== undefined) rates.rateLimit = rateLimit;
+      if (keyRateLimit !== undefined) rates.keyRateLimit = keyRateLimit;
+      await this.driver.setRateLimits(this.name, rates);
+    }
     this.logger.level = config.logLevel;
     this.worker.wake();
   }

@@ -13,7 +13,17 @@ import type { WorkId } from "../types.js";
 import { AdminActions } from "./actions.js";
 import { AdminMetrics } from "./metrics.js";
 import { toPoolSummary, toWorkDetail, toWorkSummary } from "./reads.js";
-import type { ListOptions, ListPage, ObservablePool, PoolSummary, WorkDetail, WorkpoolAdmin, WorkpoolAdminOptions } from "./types.js";
+import type {
+  ListOptions,
+  ListPage,
+  ObservablePool,
+  PoolSummary,
+  ScheduleSummary,
+  WorkDetail,
+  WorkpoolAdmin,
+  WorkpoolAdminOptions,
+} from "./types.js";
+import { toScheduleInfo } from "../schedules.js";
 import { checkCancelAllFilter, checkId, checkListOptions, checkParallelism, checkPool, checkPurgeOptions } from "./validate.js";
 
 /** The window of PoolSummary.lastMinute, ms. */
@@ -52,6 +62,12 @@ class Admin<Tx> implements WorkpoolAdmin {
     await this.ready();
     const now = this.clock.now();
     return (await this.driver.readPools(now, now - LAST_MINUTE_MS)).map((r) => toPoolSummary(r, now));
+  }
+
+  async schedules(pool?: string): Promise<ScheduleSummary[]> {
+    const name = pool === undefined ? null : checkPool(pool);
+    await this.ready();
+    return (await this.driver.listSchedules(name)).map((s) => ({ pool: s.pool, ...toScheduleInfo(s) }));
   }
 
   async list(pool: string, options?: ListOptions): Promise<ListPage> {

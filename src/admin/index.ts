@@ -13,6 +13,7 @@ export type {
   ObservablePool,
   PoolSummary,
   RateLimit,
+  ScheduleSummary,
   WorkDetail,
   WorkpoolAdmin,
   WorkpoolAdminOptions,

@@ -10,11 +10,10 @@ import type { JsonValue, WorkId } from "../types.js";
 /** Filter of list(): a state, or one kind of finished work. `retrying` = pending with attempts made (waiting out a backoff). */
 export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" | "success" | "failed" | "canceled";
 
-/** A rate limit of a pool. */
-export interface RateLimit {
-  limit: number;
-  periodMs: number;
-}
+import type { RateLimit } from "../types.js";
+import type { ScheduleInfo } from "../schedules.js";
+
+export type { RateLimit };
 
 /** One pool as admin.pools() reports it. */
 export interface PoolSummary {
@@ -23,10 +22,12 @@ export interface PoolSummary {
   maxParallelism: number;
   /** Set while paused: the limit resume() restores. null when not paused. */
   pausedFrom: number | null;
-  /** The per-key limit, or null when unset. */
+  /** The per-key parallelism limit; null when unset. */
   keyParallelism: number | null;
-  /** The rate limit, or null when unset. */
+  /** At most `limit` attempt starts in any `periodMs`; null when unset. */
   rateLimit: RateLimit | null;
+  /** The same per key; null when unset. */
+  keyRateLimit: RateLimit | null;
   counts: {
     /** Due or scheduled, never attempted. */
     pending: number;
@@ -124,6 +125,8 @@ export interface WorkpoolAdminOptions {
 export interface WorkpoolAdmin {
   /** Every pool in the store (a stored configuration, or work), by name. */
   pools(): Promise<PoolSummary[]>;
+  /** The cron schedules of `pool` (default: of every pool), by pool and id, with their next tick and last work. */
+  schedules(pool?: string): Promise<ScheduleSummary[]>;
   /** A page of a pool's work, newest first. */
   list(pool: string, options?: ListOptions): Promise<ListPage>;
   /** Everything about one work, or null when the store has no work with this id. */
@@ -151,4 +154,9 @@ export interface WorkpoolAdmin {
   readonly registry: Registry;
   /** Counts `pool`'s events (enqueued, started, finished, durations) in the metrics. Returns a function that stops it. */
   observe(pool: ObservablePool): () => void;
+}
+
+/** One cron schedule as admin.schedules() reports it: its pool, spec, next tick and last work. */
+export interface ScheduleSummary extends ScheduleInfo {
+  pool: string;
 }

@@ -4,6 +4,7 @@
  * of the interface it is internal; every time is a parameter.
  */
 import type { WorkRow } from "./driver.js";
+import type { RateLimit } from "../types.js";
 
 /** A state filter of a work listing (see AdminStateFilter in the admin API). */
 export type WorkListState = "pending" | "retrying" | "running" | "finished" | "success" | "failed" | "canceled";
@@ -15,8 +16,11 @@ export interface PoolRead {
   maxParallelism: number | null;
   /** Set while paused: the limit a resume restores. */
   pausedFrom: number | null;
-  /** The stored per-key limit; null when unset. */
+  /** The stored per-key limit, or null. */
   keyParallelism: number | null;
+  /** The stored rate limits, or null. */
+  rateLimit: RateLimit | null;
+  keyRateLimit: RateLimit | null;
   /** Pending, never attempted (or handed back unstarted). */
   pending: number;
   /** Pending after at least one attempt. */

@@ -15,6 +15,7 @@
  */
 import type { CompletionStatus, LogLevel } from "../events.js";
 import type { AdminOps, CancelableFilter } from "./admin-ops.js";
+import type { ScheduleOps } from "./schedule-ops.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../types.js";
 import type { TransactionExecutor } from "./tx-executor.js";
 
@@ -243,9 +244,10 @@ export interface PoolCounts {
 
 /**
  * The store interface every database driver implements. `Tx` is its transaction handle.
- * The operations behind the admin API are in {@link AdminOps}.
+ * The operations behind the admin API are in {@link AdminOps}; schedules and rate limits in
+ * {@link ScheduleOps}.
  */
-export interface Driver<Tx> extends AdminOps {
+export interface Driver<Tx> extends AdminOps, ScheduleOps {
   /** Short name of the database ("sqlite", "postgres"). */
   readonly dialect: string;
   /**

@@ -55,6 +55,8 @@ export class Readiness<Tx> {
           },
           this.rt.options.explicit,
         );
+        const rates = this.rt.options.explicitRates;
+        if (rates.rateLimit || rates.keyRateLimit) await this.rt.driver.setRateLimits(this.rt.pool, rates);
         this.rt.logger.level = config.logLevel;
       })().catch((e: unknown) => {
         this.poolReady = null;

@@ -45,6 +45,7 @@ export class PoolReporter<Tx> {
       ...d,
       running: counts.running,
       backlog: counts.backlog,
+      rateLimited: await rt.driver.countRateLimited(rt.pool, now),
       failureRate: d.completed ? (d.failed + d.retries) / d.completed : 0,
       permanentFailureRate: withoutRetries > 0 ? d.failed / withoutRetries : 0,
       intervalMs,

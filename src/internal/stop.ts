@@ -6,6 +6,7 @@
 import type { Attempts } from "./attempts.js";
 import type { Completer } from "./completer.js";
 import type { Maintenance } from "./maintenance.js";
+import type { Scheduler } from "./scheduler.js";
 import type { PoolRuntime } from "./runtime.js";
 import { within } from "./within.js";
 
@@ -14,6 +15,7 @@ export interface StoppableWorker<Tx> {
   readonly attempts: Attempts<Tx>;
   readonly completer: Completer<Tx>;
   readonly maintenance: Maintenance<Tx>;
+  readonly scheduler: Scheduler<Tx>;
   /** Settles when the claims and enqueue-claims sent before stop() (and their hand-backs) have. */
   callsInFlight(): Promise<void>;
 }
@@ -30,7 +32,7 @@ async function step<Tx>(rt: PoolRuntime<Tx>, work: Promise<unknown>, failed: (e:
 
 /**
  * Takes a worker down, in order: the calls already sent (a claim, whose rows go back
- * unstarted; an enqueue claiming for this worker; a maintenance tick, which might
+ * unstarted; an enqueue claiming for this worker; a schedule pass; a maintenance tick, which might
  * otherwise take leadership again after it was released, perhaps after the store was
  * closed), then waits up to `timeoutMs` for running attempts, hands the rest back, writes
  * the queued results, stops the heartbeat and gives up maintenance leadership.
@@ -38,7 +40,7 @@ async function step<Tx>(rt: PoolRuntime<Tx>, work: Promise<unknown>, failed: (e:
 export async function stopWorker<Tx>(rt: PoolRuntime<Tx>, worker: StoppableWorker<Tx>, timeoutMs: number): Promise<void> {
   const { clock, leaseMs } = rt.options;
   const { logger, pool } = rt;
-  await step(rt, Promise.all([worker.callsInFlight(), worker.maintenance.stop()]), () =>
+  await step(rt, Promise.all([worker.callsInFlight(), worker.maintenance.stop(), worker.scheduler.stop()]), () =>
     logger.error(
       `workpool: stop gave up waiting for a claim, enqueue or maintenance call of pool "${pool}" after ${leaseMs} ms; ` +
         "work it claims later goes back to the queue, or is rescued once its lease expires",

@@ -10,6 +10,7 @@ import type { ClaimOptions, ClaimResult, NewWork, WorkRow } from "../driver/driv
 import { Attempts } from "./attempts.js";
 import { Completer, type RefillHook } from "./completer.js";
 import { Maintenance } from "./maintenance.js";
+import { Scheduler } from "./scheduler.js";
 import type { PoolRuntime } from "./runtime.js";
 import { stopWorker } from "./stop.js";
 import { claimWork } from "./transitions/claim.js";
@@ -41,6 +42,8 @@ export class Worker<Tx> {
   readonly maintenance: Maintenance<Tx>;
   /** @internal */
   readonly attempts: Attempts<Tx>;
+  /** @internal Enqueues the ticks of the pool's schedules while started. */
+  readonly scheduler: Scheduler<Tx>;
   private started = false;
   private stopping = false;
   private wakeRequested = false;
@@ -65,6 +68,7 @@ export class Worker<Tx> {
   constructor(private readonly rt: PoolRuntime<Tx>) {
     this.completer = new Completer(rt, this.refill);
     this.maintenance = new Maintenance(rt);
+    this.scheduler = new Scheduler(rt);
     // The freed slot needs a claim, unless the completion transaction already made it.
     this.attempts = new Attempts(rt, this.completer, (refilled) => {
       if (!refilled) this.wake();
@@ -86,6 +90,7 @@ export class Worker<Tx> {
     this.keepAlive = setInterval(() => undefined, 1 << 30);
     this.unsubscribe = this.rt.driver.subscribe(this.rt.pool, () => this.wake());
     this.maintenance.start();
+    this.scheduler.start();
     this.wake();
   }
 
@@ -118,12 +123,14 @@ export class Worker<Tx> {
   }
 
   /**
-   * One full step, for tests and scripts: write queued results, run maintenance, claim
-   * due work, wait for those attempts to finish and their results to be written.
+   * One full step, for tests and scripts: write queued results, run maintenance, enqueue
+   * the ticks of due schedules, claim due work, wait for those attempts to finish and
+   * their results to be written.
    */
   async runOnce(): Promise<RunOnceResult> {
     await this.completer.flush();
     const m = await this.maintenance.tick();
+    await this.scheduler.tick();
     const before = this.attempts.ids();
     const claimed = await this.claimOnce();
     const mine = new Set([...this.attempts.ids()].filter((id) => !before.has(id)));

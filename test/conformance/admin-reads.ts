@@ -56,6 +56,7 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
         pausedFrom: null,
         keyParallelism: null,
         rateLimit: null,
+        keyRateLimit: null,
         counts: { pending: 2, retrying: 1, running: 1, success: 1, failed: 1, canceled: 1 },
         oldestPendingAgeMs: 5000,
         lastMinute: { started: 4, finished: 3 },

@@ -27,6 +27,8 @@ import { defineAdminMetricsTests } from "./admin-metrics.js";
 import { defineDashboardTests } from "./dashboard.js";
 import { defineErrorDataTests } from "./error-data.js";
 import { defineLoggingTests } from "./logging.js";
+import { defineRateLimitTests } from "./rate-limits.js";
+import { defineScheduleTests } from "./schedules.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -54,5 +56,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineDashboardTests(harness);
     defineErrorDataTests(harness);
     defineLoggingTests(harness);
+    defineRateLimitTests(harness);
+    defineScheduleTests(harness);
   });
 }

@@ -20,7 +20,7 @@ test("eight stores migrating a new schema at the same moment create it once", as
     const rows = await adminQuery<{ version: number; name: string }>(`SELECT version, name FROM "${schema}".migrations ORDER BY version`);
     expect(rows).toEqual(postgresMigrations().map((m) => ({ version: m.version, name: m.name })));
     const tables = await adminQuery<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = $1 ORDER BY 1", [schema]);
-    expect(tables.map((r) => r.t)).toEqual(["freed_keys", "leaders", "migrations", "pools", "stats", "work"]);
+    expect(tables.map((r) => r.t)).toEqual(["freed_keys", "leaders", "migrations", "pools", "schedules", "starts", "stats", "work"]);
     // claim() returns one row of the columns rows.ts reads; none for a pool without config.
     const claim = await stores[0]!.pool.query(`SELECT * FROM "${schema}".claim('no-such-pool', 'w', 0, 0, 0, NULL, NULL, NULL)`);
     expect(claim.rows).toEqual([]);

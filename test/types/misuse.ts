@@ -65,6 +65,10 @@ export async function misuse(): Promise<void> {
   const charge = billing.defineAction("charge", () => 1);
   // @ts-expect-error `sent` belongs to pool "emails"
   await billing.enqueueAction(charge, {}, { onComplete: sent });
+  // @ts-expect-error a schedule takes only its own pool's handles
+  await billing.schedule("nightly", { cron: "0 3 * * *" }, send, { to: "a@b.c" });
+  // @ts-expect-error a schedule's args are the handler's args
+  await emails.schedule("nightly", { cron: "0 3 * * *" }, send, { to: "a@b.c", cc: "d@e.f" });
 
   // 6. A plain string as a work id.
   // @ts-expect-error "01ABC" is a string, not a WorkId

@@ -71,7 +71,8 @@ function adminSql(schema: string) {
       n AS (SELECT name AS pool FROM ${s}.pools
         UNION SELECT pool FROM in_pending UNION SELECT pool FROM in_running UNION SELECT pool FROM in_finished)
       -- The NULL that ends each skip is no pool.
-      SELECT n.pool AS name, p.max_parallelism, p.paused_from, p.key_parallelism, ${poolCounts(work)}
+      SELECT n.pool AS name, p.max_parallelism, p.paused_from, p.key_parallelism, p.rate_limit, p.rate_period_ms,
+      p.key_rate_limit, p.key_rate_period_ms, ${poolCounts(work)}
       FROM n LEFT JOIN ${s}.pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`),
     readWorkDetail: named(`SELECT ${WORK_COLUMNS.join(", ")}, attempt_log::text AS attempt_log FROM ${work} WHERE id = $1::text`),
     // $1 pool, $2 channel (the workers of every process re-read the limit), $3 new limit.
@@ -91,6 +92,10 @@ interface PgPoolReadRow {
   max_parallelism: number | null;
   paused_from: number | null;
   key_parallelism: number | null;
+  rate_limit: number | null;
+  rate_period_ms: string | null;
+  key_rate_limit: number | null;
+  key_rate_period_ms: string | null;
   pending_all: number;
   retrying: number;
   running: number;
@@ -148,6 +153,11 @@ export class PgAdmin {
       maxParallelism: r.max_parallelism,
       pausedFrom: r.paused_from,
       keyParallelism: r.key_parallelism,
+      rateLimit: r.rate_limit === null || r.rate_period_ms === null ? null : { limit: r.rate_limit, periodMs: Number(r.rate_period_ms) },
+      keyRateLimit:
+        r.key_rate_limit === null || r.key_rate_period_ms === null
+          ? null
+          : { limit: r.key_rate_limit, periodMs: Number(r.key_rate_period_ms) },
       pending: r.pending_all - r.retrying,
       retrying: r.retrying,
       running: r.running,

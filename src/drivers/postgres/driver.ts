@@ -56,6 +56,8 @@ import { TxChecker } from "./tx-check.js";
 import { closedError, connectError, isTransientPgError } from "./errors.js";
 import { Vacuumer, type VacuumSettings } from "./vacuum.js";
 import { PgAdmin } from "./admin.js";
+import { PgSchedules } from "./schedules.js";
+import type { RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
 
 /** What the driver needs to run. */
 export interface PostgresDriverConfig {
@@ -116,6 +118,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   private readonly txChecker: TxChecker;
   private readonly connectTimeoutMs: number | null;
   private readonly admin: PgAdmin;
+  private readonly schedules: PgSchedules;
 
   constructor(config: PostgresDriverConfig) {
     this.pool = config.pool;
@@ -130,6 +133,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     this.txChecker = new TxChecker(config.pool);
     this.connectTimeoutMs = config.connectTimeoutMs;
     this.admin = new PgAdmin(config.schema, this.channel);
+    this.schedules = new PgSchedules(config.schema, this.channel);
     this.notifier = new Notifier(
       async (pool) => {
         await run(this.pool, this.stmts.notify, [this.channel, pool]);
@@ -378,6 +382,41 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   async counts(pool: string, now: number): Promise<PoolCounts> {
     const row = (await run<{ pending: number; due: number; running: number }>(this.app, this.stmts.counts, [pool, now])).rows[0]!;
     return { pending: row.pending, running: row.running, backlog: row.due };
+  }
+
+  upsertSchedule(pool: string, write: ScheduleWrite): Promise<void> {
+    return this.schedules.upsert(this.app, pool, write);
+  }
+
+  deleteSchedule(pool: string, id: string): Promise<boolean> {
+    return this.schedules.delete(this.app, pool, id);
+  }
+
+  listSchedules(pool: string | null): Promise<ScheduleRow[]> {
+    return this.schedules.list(this.app, pool);
+  }
+
+  dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }> {
+    return this.schedules.due(this.db, pool, now, limit);
+  }
+
+  /** One statement in autocommit: the compare-and-set, the insert and its NOTIFY. */
+  advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean> {
+    return this.schedules.advance(this.db, pool, step);
+  }
+
+  async setRateLimits(pool: string, limits: Partial<RateLimits>): Promise<void> {
+    await this.schedules.setRateLimits(this.app, pool, limits);
+    // A removed or raised limit may let held work start, in any process.
+    await run(this.app, this.stmts.notify, [this.channel, pool]);
+  }
+
+  readRateLimits(pool: string): Promise<RateLimits> {
+    return this.schedules.readRateLimits(this.app, pool);
+  }
+
+  countRateLimited(pool: string, now: number): Promise<number> {
+    return this.schedules.countRateLimited(this.app, pool, now);
   }
 
   subscribe(pool: string, onWake: () => void): () => void {

@@ -32,16 +32,25 @@ DECLARE
   v_max INTEGER;
   v_level TEXT;
   v_keys INTEGER;
+  v_rate INTEGER;
+  v_period BIGINT;
+  v_key_rate INTEGER;
+  v_key_period BIGINT;
   v_running INTEGER;
   v_per_key JSONB;
+  v_started JSONB;
   v_free INTEGER;
   v_rows TID[] := '{}';
   v_claimed JSON;
   v_next BIGINT;
+  v_opens BIGINT;
+  v_key_opens BIGINT;
 BEGIN
   -- The pool's lock: claims of one pool run one at a time across every process, until the caller's
   -- transaction commits.
-  SELECT p.max_parallelism, p.log_level, p.key_parallelism INTO v_max, v_level, v_keys
+  SELECT p.max_parallelism, p.log_level, p.key_parallelism, p.rate_limit, p.rate_period_ms, p.key_rate_limit,
+         p.key_rate_period_ms
+  INTO v_max, v_level, v_keys, v_rate, v_period, v_key_rate, v_key_period
   FROM :"schema".pools p WHERE p.name = p_pool FOR UPDATE;
   IF NOT FOUND THEN
     RETURN;
@@ -52,18 +61,34 @@ BEGIN
   -- notes the key in freed_keys, and the next claim gives its parked work back).
   SELECT count(*)::int INTO v_running FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'running';
   v_free := greatest(0, least(p_limit, v_max - v_running));
+  IF v_rate IS NOT NULL OR v_key_rate IS NOT NULL THEN
+    -- Starts older than the longest window count for nothing any more.
+    DELETE FROM :"schema".starts s
+    WHERE s.pool = p_pool AND s.at <= p_now - greatest(coalesce(v_period, 0), coalesce(v_key_period, 0));
+  END IF;
+  IF v_rate IS NOT NULL THEN
+    v_free := least(v_free, greatest(0, v_rate - (SELECT count(*)::int FROM :"schema".starts s
+                                                   WHERE s.pool = p_pool AND s.at > p_now - v_period)));
+  END IF;
   IF v_keys IS NULL THEN
     -- Nothing is parked without a per-key limit: the keys the trigger noted are of no use.
     DELETE FROM :"schema".freed_keys f WHERE f.pool = p_pool;
-    IF v_free > 0 THEN
-      v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
-    END IF;
   ELSE
     SELECT coalesce(jsonb_object_agg(k.key, k.n), '{}') INTO v_per_key FROM (
       SELECT w.key, count(*) AS n FROM :"schema".work w
       WHERE w.pool = p_pool AND w.state = 'running' AND w.key IS NOT NULL GROUP BY w.key) k;
     PERFORM :"schema".unpark_freed(p_pool, v_keys, v_per_key);
-    IF v_free > 0 THEN
+  END IF;
+  IF v_free > 0 THEN
+    IF v_key_rate IS NOT NULL THEN
+      SELECT coalesce(jsonb_object_agg(k.key, k.n), '{}') INTO v_started FROM (
+        SELECT s.key, count(*) AS n FROM :"schema".starts s
+        WHERE s.pool = p_pool AND s.key IS NOT NULL AND s.at > p_now - v_key_period GROUP BY s.key) k;
+      SELECT r.rows, r.open_at INTO v_rows, v_key_opens
+      FROM :"schema".pick_rated(p_pool, p_now, v_free, v_keys, v_per_key, v_key_rate, v_key_period, v_started) r;
+    ELSIF v_keys IS NULL THEN
+      v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
+    ELSE
       v_rows := :"schema".pick_keyed(p_pool, p_now, v_free, v_keys, v_per_key);
     END IF;
   END IF;
@@ -74,18 +99,34 @@ BEGIN
           unique_key = NULL
       WHERE w.ctid = ANY(v_rows)
       RETURNING w.id, w.kind, w.fn_name, w.name, w.args, w.run_at, w.enqueued_at, w.attempt, w.retry, w.timeout_ms,
-                w.on_complete, w.context, w.cancel_requested, w.priority, w.key)
+                w.on_complete, w.context, w.cancel_requested, w.priority, w.key),
+    s AS (
+      INSERT INTO :"schema".starts (pool, at, key)
+      SELECT p_pool, p_now, c.key FROM c WHERE v_rate IS NOT NULL OR v_key_rate IS NOT NULL)
     -- Arrays rather than objects: no key names to build, send and parse. The caller knows the other
     -- columns of a claimed row (its pool, worker, lease and time; no result or delivery yet).
     SELECT json_agg(json_build_array(c.id, c.kind, c.fn_name, c.name, c.args, c.run_at, c.enqueued_at, c.attempt,
                                      c.retry, c.timeout_ms, c.on_complete, c.context, c.cancel_requested, c.priority, c.key))
     INTO v_claimed FROM c;
   END IF;
+  IF v_rate IS NOT NULL THEN
+    v_opens := :"schema".window_opens(p_pool, p_now, v_rate, v_period);
+  END IF;
   -- The earliest remaining run_at, which the caller sleeps until, only when the claim ran out of due
   -- work: a full claim is followed by another anyway. After the update, so the rows just claimed are no
-  -- longer pending.
-  IF cardinality(v_rows) < v_free THEN
+  -- longer pending. While the pool's window is full, nothing starts before it opens; while some key's
+  -- is, its work waits for it (or for work due later).
+  IF v_opens > p_now THEN
     v_next := :"schema".next_run_at(p_pool);
+    IF v_next IS NOT NULL THEN
+      v_next := greatest(v_next, v_opens);
+    END IF;
+  ELSIF cardinality(v_rows) < v_free THEN
+    IF v_key_opens IS NOT NULL THEN
+      v_next := least(:"schema".next_run_after(p_pool, p_now), v_key_opens);
+    ELSE
+      v_next := :"schema".next_run_at(p_pool);
+    END IF;
   END IF;
   RETURN QUERY SELECT v_max, v_level, v_keys, v_running, v_next, v_claimed;
 END
@@ -189,13 +230,16 @@ CREATE FUNCTION :"schema".enqueue_claim(p_id text, p_pool text, p_kind text, p_f
 #variable_conflict use_column
 DECLARE
   v_max INTEGER;
+  v_rated BOOLEAN;
   v_keys INTEGER;
   v_running INTEGER;
   v_claim BOOLEAN := FALSE;
 BEGIN
   IF p_run_at <= p_now THEN
-    SELECT p.max_parallelism, p.key_parallelism INTO v_max, v_keys FROM :"schema".pools p WHERE p.name = p_pool FOR UPDATE;
-    IF FOUND THEN
+    SELECT p.max_parallelism, p.key_parallelism, p.rate_limit IS NOT NULL OR p.key_rate_limit IS NOT NULL
+    INTO v_max, v_keys, v_rated FROM :"schema".pools p WHERE p.name = p_pool FOR UPDATE;
+    -- A rate-limited pool records every start: its work starts through claim() only.
+    IF FOUND AND NOT v_rated THEN
       SELECT count(*)::int INTO v_running FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'running';
       IF v_running < v_max THEN
         v_claim := NOT :"schema".due_exists(p_pool, p_now);
@@ -231,6 +275,26 @@ BEGIN
   END IF;
   RETURN (SELECT w.priority FROM :"schema".work w
           WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority > p_after ORDER BY w.priority LIMIT 1);
+END
+$$;
+
+CREATE FUNCTION :"schema".next_run_after(p_pool text, p_now bigint) RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_prio INTEGER := :"schema".next_priority(p_pool, NULL);
+  v_next BIGINT;
+  v_at BIGINT;
+BEGIN
+  WHILE v_prio IS NOT NULL LOOP
+    SELECT w.run_at INTO v_at FROM :"schema".work w
+    WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at > p_now
+    ORDER BY w.run_at LIMIT 1;
+    v_next := least(v_next, v_at);
+    v_prio := :"schema".next_priority(p_pool, v_prio);
+  END LOOP;
+  RETURN v_next;
 END
 $$;
 
@@ -340,6 +404,56 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION :"schema".pick_rated(p_pool text, p_now bigint, p_free integer, p_limit integer, p_running jsonb, p_rate integer, p_period bigint, p_started jsonb, OUT rows tid[], OUT open_at bigint) RETURNS record
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    SET enable_bitmapscan TO 'off'
+    SET enable_sort TO 'off'
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_park TID[] := '{}';
+  v_taken TEXT[] := '{}';
+  v_held TEXT[] := '{}';
+  v_prio INTEGER := :"schema".next_priority(p_pool, NULL);
+  v_n INTEGER;
+  r RECORD;
+BEGIN
+  rows := '{}';
+  WHILE v_prio IS NOT NULL AND cardinality(rows) < p_free LOOP
+    FOR r IN SELECT w.ctid, w.key FROM :"schema".work w
+             WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+             ORDER BY w.run_at, w.id FOR UPDATE SKIP LOCKED LOOP
+      IF r.key IS NULL THEN
+        rows := rows || r.ctid;
+      ELSE
+        v_n := cardinality(array_positions(v_taken, r.key));
+        IF p_limit IS NOT NULL AND coalesce((p_running ->> r.key)::INTEGER, 0) + v_n >= p_limit THEN
+          v_park := v_park || r.ctid;
+        ELSIF coalesce((p_started ->> r.key)::INTEGER, 0) + v_n >= p_rate THEN
+          IF r.key <> ALL(v_held) THEN
+            v_held := v_held || r.key;
+          END IF;
+        ELSE
+          rows := rows || r.ctid;
+          v_taken := v_taken || r.key;
+        END IF;
+      END IF;
+      EXIT WHEN cardinality(rows) >= p_free;
+    END LOOP;
+    v_prio := :"schema".next_priority(p_pool, v_prio);
+  END LOOP;
+  IF cardinality(v_park) > 0 THEN
+    UPDATE :"schema".work w SET parked = TRUE WHERE w.ctid = ANY(v_park);
+  END IF;
+  IF cardinality(v_held) > 0 THEN
+    SELECT min(s.at) + p_period INTO open_at FROM :"schema".starts s
+    WHERE s.pool = p_pool AND s.key = ANY(v_held) AND s.at > p_now - p_period;
+  END IF;
+END
+$$;
+
 CREATE FUNCTION :"schema".stats_shard() RETURNS integer
     LANGUAGE sql STABLE
     AS $$ SELECT pg_backend_pid() % 16 $$;
@@ -380,6 +494,24 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION :"schema".window_opens(p_pool text, p_now bigint, p_limit integer, p_period bigint) RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_n INTEGER;
+  v_at BIGINT;
+BEGIN
+  SELECT count(*)::int INTO v_n FROM :"schema".starts s WHERE s.pool = p_pool AND s.at > p_now - p_period;
+  IF v_n < p_limit THEN
+    RETURN p_now;
+  END IF;
+  SELECT s.at INTO v_at FROM :"schema".starts s WHERE s.pool = p_pool AND s.at > p_now - p_period
+  ORDER BY s.at OFFSET v_n - p_limit LIMIT 1;
+  RETURN v_at + p_period;
+END
+$$;
+
 CREATE TABLE :"schema".freed_keys (
     pool text NOT NULL COLLATE pg_catalog."C",
     key text NOT NULL
@@ -402,7 +534,36 @@ CREATE TABLE :"schema".pools (
     max_parallelism integer NOT NULL,
     log_level text NOT NULL,
     key_parallelism integer,
-    paused_from integer
+    paused_from integer,
+    rate_limit integer,
+    rate_period_ms bigint,
+    key_rate_limit integer,
+    key_rate_period_ms bigint
+);
+
+CREATE TABLE :"schema".schedules (
+    pool text NOT NULL COLLATE pg_catalog."C",
+    id text NOT NULL COLLATE pg_catalog."C",
+    cron text NOT NULL,
+    timezone text NOT NULL,
+    catch_up text NOT NULL,
+    kind :"schema".work_kind NOT NULL,
+    fn_name text NOT NULL,
+    args text NOT NULL,
+    options text NOT NULL,
+    next_run_at bigint NOT NULL,
+    last_tick bigint,
+    last_work_id text,
+    revision integer DEFAULT 1 NOT NULL,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    CONSTRAINT schedules_catch_up_check CHECK ((catch_up = ANY (ARRAY['latest'::text, 'none'::text])))
+);
+
+CREATE TABLE :"schema".starts (
+    pool text NOT NULL COLLATE pg_catalog."C",
+    at bigint NOT NULL,
+    key text
 );
 
 CREATE TABLE :"schema".stats (
@@ -460,11 +621,20 @@ ALTER TABLE ONLY :"schema".migrations
 ALTER TABLE ONLY :"schema".pools
     ADD CONSTRAINT pools_pkey PRIMARY KEY (name);
 
+ALTER TABLE ONLY :"schema".schedules
+    ADD CONSTRAINT schedules_pkey PRIMARY KEY (pool, id);
+
 ALTER TABLE ONLY :"schema".stats
     ADD CONSTRAINT stats_pkey PRIMARY KEY (pool, shard);
 
 ALTER TABLE ONLY :"schema".work
     ADD CONSTRAINT work_pkey PRIMARY KEY (id);
+
+CREATE INDEX schedules_due ON :"schema".schedules USING btree (pool, next_run_at);
+
+CREATE INDEX starts_at ON :"schema".starts USING btree (pool, at);
+
+CREATE INDEX starts_key ON :"schema".starts USING btree (pool, key, at) WHERE (key IS NOT NULL);
 
 CREATE INDEX work_finished ON :"schema".work USING btree (pool, finished_at) WHERE ((state)::text = 'finished'::text);
 

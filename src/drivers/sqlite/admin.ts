@@ -67,7 +67,8 @@ const SQL = {
   readPools: `WITH n AS (
       SELECT name AS pool FROM workpool_pools
       UNION ${poolsIn("pending")} UNION ${poolsIn("running")} UNION ${poolsIn("finished")})
-    SELECT n.pool AS name, p.max_parallelism, p.paused_from, p.key_parallelism, ${POOL_COUNTS}
+    SELECT n.pool AS name, p.max_parallelism, p.paused_from, p.key_parallelism, p.rate_limit, p.rate_period_ms,
+      p.key_rate_limit, p.key_rate_period_ms, ${POOL_COUNTS}
     FROM n LEFT JOIN workpool_pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`,
   readWorkDetail: `SELECT * FROM workpool_work WHERE id = ?`,
   pause: `UPDATE workpool_pools SET paused_from = max_parallelism, max_parallelism = 0 WHERE name = ? AND paused_from IS NULL`,
@@ -87,6 +88,10 @@ interface SqlitePoolReadRow {
   max_parallelism: number | null;
   paused_from: number | null;
   key_parallelism: number | null;
+  rate_limit: number | null;
+  rate_period_ms: number | null;
+  key_rate_limit: number | null;
+  key_rate_period_ms: number | null;
   pending_all: number;
   retrying: number;
   running: number;
@@ -151,6 +156,11 @@ export class SqliteAdminStatements {
       maxParallelism: r.max_parallelism,
       pausedFrom: r.paused_from,
       keyParallelism: r.key_parallelism,
+      rateLimit: r.rate_limit === null || r.rate_period_ms === null ? null : { limit: r.rate_limit, periodMs: Number(r.rate_period_ms) },
+      keyRateLimit:
+        r.key_rate_limit === null || r.key_rate_period_ms === null
+          ? null
+          : { limit: r.key_rate_limit, periodMs: Number(r.key_rate_period_ms) },
       pending: r.pending_all - r.retrying,
       retrying: r.retrying,
       running: r.running,

@@ -13,10 +13,15 @@
  * next claim gives back as many of its parked rows, in claim order, as it has room for.
  * A key is parked only at its limit and stays there until one of its attempts ends, so
  * no key with room keeps parked work past the next claim.
+ *
+ * Rate limits (rate-limit.ts): the pool's window bounds the free slots; under a per-key
+ * rate limit rows are picked one by one and a key at its rate limit is passed over (not
+ * parked: its window opens with time, not with a freed slot).
  */
 import type { ClaimOptions, ClaimResult, PoolConfig, WorkRow } from "../../driver/driver.js";
 import { toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import type { Statements } from "./statements.js";
+import { RateWindow } from "./rate-limit.js";
 
 /**
  * Claims due work of `pool` under the write lock the caller holds (its own BEGIN
@@ -28,14 +33,24 @@ export function claimRows(stmts: Statements, pool: string, opts: ClaimOptions): 
   if (!poolRow) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
   const config = toPoolConfig(poolRow);
   const running = (stmts.countRunning.get(pool) as { n: number }).n;
-  const free = Math.max(0, Math.min(opts.limit, config.maxParallelism - running));
+  const rate = RateWindow.open(stmts, pool, opts.now);
+  const free = Math.max(0, Math.min(opts.limit, config.maxParallelism - running, rate?.room ?? Infinity));
   const perKey = config.keyParallelism === null ? null : runningPerKey(stmts, pool);
   if (perKey) unparkFreed(stmts, pool, config, perKey);
   // With no per-key limit nothing is parked: the keys the trigger noted are of no use.
   else stmts.takeFreedKeys.run(pool);
-  const claimed = free === 0 ? [] : perKey ? claimKeyed(stmts, pool, opts, free, config, perKey) : claimPlain(stmts, pool, opts, free);
+  const claimed =
+    free === 0
+      ? []
+      : perKey || rate?.keyed
+        ? claimKeyed(stmts, pool, opts, free, config, perKey ?? new Map(), rate)
+        : claimPlain(stmts, pool, opts, free);
   claimed.sort(byClaimOrder);
-  const next = claimed.length < free ? nextRunAt(stmts, pool) : null;
+  let next = claimed.length < free ? nextRunAt(stmts, pool) : null;
+  if (rate) {
+    rate.record(claimed.map((r) => r.key));
+    next = rate.nextWake(next, claimed.length < free, () => nextRunAt(stmts, pool));
+  }
   return { claimed, config, running: running + claimed.length, nextRunAt: next };
 }
 
@@ -80,8 +95,9 @@ function unparkFreed(stmts: Statements, pool: string, config: PoolConfig, perKey
 }
 
 /**
- * Under a per-key limit: walks due work in claim order, taking a row while its key has
- * room and parking it otherwise, until `free` rows are taken.
+ * Under a per-key limit or per-key rate limit: walks due work in claim order, taking a row
+ * while its key has room, parking it when its key is at its parallelism and passing it over
+ * when its key is at its rate limit, until `free` rows are taken.
  */
 function claimKeyed(
   stmts: Statements,
@@ -90,8 +106,9 @@ function claimKeyed(
   free: number,
   config: PoolConfig,
   perKey: Map<string, number>,
+  rate: RateWindow | null,
 ): WorkRow[] {
-  const limit = config.keyParallelism!;
+  const limit = config.keyParallelism ?? Infinity;
   const take: string[] = [];
   const park: string[] = [];
   for (const priority of priorities(stmts, pool)) {
@@ -100,10 +117,11 @@ function claimKeyed(
       if (r.key === null) take.push(r.id);
       else {
         const n = perKey.get(r.key) ?? 0;
-        if (n < limit) {
+        if (n >= limit) park.push(r.id);
+        else if (!rate || rate.take(r.key)) {
           take.push(r.id);
           perKey.set(r.key, n + 1);
-        } else park.push(r.id);
+        }
       }
       if (take.length >= free) break;
     }

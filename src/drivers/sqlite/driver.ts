@@ -43,6 +43,8 @@ import { statementsFor, type Statements } from "./statements.js";
 import { SqliteAdminStatements } from "./admin.js";
 import { claimRows } from "./claim.js";
 import { SqliteTxOps } from "./tx-ops.js";
+import { SqliteSchedules } from "./schedules.js";
+import type { RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
 
 /**
  * Inserts `rows` with `stmts` inside the caller's transaction and returns the id each
@@ -77,6 +79,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   /** The operations of this driver's transactions (there is one connection, so one set). */
   private readonly txOps: SqliteTxOps;
   private readonly admin: SqliteAdminStatements;
+  private readonly schedules: SqliteSchedules;
 
   /**
    * @param db the connection (schema already migrated)
@@ -91,6 +94,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     this.stmts = statementsFor(db);
     this.txOps = new SqliteTxOps(db, this.stmts);
     this.admin = new SqliteAdminStatements(db);
+    this.schedules = new SqliteSchedules(db);
   }
 
   isTransientError(e: unknown): boolean {
@@ -316,6 +320,41 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   schemaVersion(): Promise<number> {
     return this.read(() => this.admin.schemaVersion());
+  }
+
+  upsertSchedule(pool: string, write: ScheduleWrite): Promise<void> {
+    return this.write(() => this.schedules.upsert(pool, write));
+  }
+
+  deleteSchedule(pool: string, id: string): Promise<boolean> {
+    return this.write(() => this.schedules.delete(pool, id));
+  }
+
+  listSchedules(pool: string | null): Promise<ScheduleRow[]> {
+    return this.read(() => this.schedules.list(pool));
+  }
+
+  dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }> {
+    return this.read(() => this.schedules.due(pool, now, limit));
+  }
+
+  async advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean> {
+    const applied = await this.write(() => this.schedules.advance(pool, step));
+    if (applied && step.tick) this.wakeSoon([{ pool }]);
+    return applied;
+  }
+
+  setRateLimits(pool: string, limits: Partial<RateLimits>): Promise<void> {
+    // A removed or raised limit may let held work start: wake this process's workers.
+    return this.write(() => this.schedules.setRateLimits(pool, limits)).then(() => this.wakeSoon([{ pool }]));
+  }
+
+  readRateLimits(pool: string): Promise<RateLimits> {
+    return this.read(() => this.schedules.readRateLimits(pool));
+  }
+
+  countRateLimited(pool: string, now: number): Promise<number> {
+    return this.read(() => this.schedules.countRateLimited(pool, now));
   }
 
   subscribe(pool: string, onWake: () => void): () => void {

@@ -20,7 +20,34 @@ CREATE TABLE workpool_pools (
   name            TEXT PRIMARY KEY,
   max_parallelism INTEGER NOT NULL,
   log_level       TEXT NOT NULL
-, key_parallelism INTEGER, paused_from INTEGER) WITHOUT ROWID;
+, key_parallelism INTEGER, paused_from INTEGER, rate_limit INTEGER, rate_period_ms INTEGER, key_rate_limit INTEGER, key_rate_period_ms INTEGER) WITHOUT ROWID;
+
+CREATE TABLE workpool_schedules (
+  pool         TEXT NOT NULL,
+  id           TEXT NOT NULL,
+  cron         TEXT NOT NULL,
+  timezone     TEXT NOT NULL,
+  catch_up     TEXT NOT NULL CHECK (catch_up IN ('latest', 'none')),
+  kind         TEXT NOT NULL CHECK (kind IN ('action', 'mutation')),
+  fn_name      TEXT NOT NULL,
+  args         TEXT NOT NULL,
+  -- JSON of the enqueue options each tick's work gets (retry, timeoutMs, priority, key, name,
+  -- onComplete, context).
+  options      TEXT NOT NULL,
+  next_run_at  INTEGER NOT NULL,
+  last_tick    INTEGER,
+  last_work_id TEXT,
+  revision     INTEGER NOT NULL DEFAULT 1,
+  created_at   INTEGER NOT NULL,
+  updated_at   INTEGER NOT NULL,
+  PRIMARY KEY (pool, id)
+) WITHOUT ROWID;
+
+CREATE TABLE workpool_starts (
+  pool TEXT NOT NULL,
+  at   INTEGER NOT NULL,
+  key  TEXT
+);
 
 CREATE TABLE workpool_stats (
   pool      TEXT PRIMARY KEY,
@@ -57,6 +84,12 @@ CREATE TABLE workpool_work (
   oc_run_at        INTEGER,
   oc_error         TEXT
 , priority INTEGER NOT NULL DEFAULT 0, key TEXT, unique_key TEXT, parked INTEGER NOT NULL DEFAULT 0, attempt_log TEXT) WITHOUT ROWID;
+
+CREATE INDEX workpool_schedules_due ON workpool_schedules (pool, next_run_at);
+
+CREATE INDEX workpool_starts_at ON workpool_starts (pool, at);
+
+CREATE INDEX workpool_starts_key ON workpool_starts (pool, key, at) WHERE key IS NOT NULL;
 
 CREATE INDEX workpool_work_finished ON workpool_work (pool, finished_at) WHERE state = 'finished';
 

@@ -1,0 +1,114 @@
+/**
+ * Cron schedules as the application sees them: schedule()'s options, what schedules()
+ * returns, and the checks that turn schedule() input into a stored schedule before
+ * anything is written.
+ */
+import type { ScheduleRow, ScheduleWrite } from "./driver/schedule-ops.js";
+import { InvalidArgumentError } from "./errors.js";
+import type { OnCompleteHandle } from "./handlers.js";
+import { decodeJson } from "./json.js";
+import { checkOptionKeys } from "./options.js";
+import { checkCatchUp, checkScheduleId, checkSpec, nextTick, type CronSpec, type StoredWorkOptions } from "./internal/cron.js";
+import { prepareEnqueue, type EnqueueContext } from "./internal/enqueue-input.js";
+import type { RetryBehavior, WorkId, WorkKind } from "./types.js";
+
+export type { CronSpec };
+
+/** Options of schedule(): the enqueue options each tick's work gets, plus catchUp. */
+export interface ScheduleOptions<C = unknown, R = unknown, P extends string = string> {
+  /**
+   * After every worker of the pool was down over one or more ticks: `"latest"` (default)
+   * enqueues the most recent missed tick once; `"none"` skips them (a tick more than 10 s
+   * late counts as missed).
+   */
+  catchUp?: "latest" | "none";
+  /** Actions: true, false, or a retry behaviour (as enqueueAction). */
+  retry?: boolean | RetryBehavior;
+  /** Actions: abort and fail an attempt after this many ms. */
+  timeoutMs?: number;
+  /** Claim order among due work (-1000..1000, lower first). */
+  priority?: number;
+  /** The key whose attempts keyParallelism and keyRateLimit limit. */
+  key?: string;
+  /** Mutation run exactly once when each tick's work finishes. */
+  onComplete?: OnCompleteHandle<C, R, P>;
+  /** JSON passed to onComplete as `context`. */
+  context?: C;
+  /** Display name of each tick's work. */
+  name?: string;
+}
+
+/** One schedule of the pool, as schedules() returns it. */
+export interface ScheduleInfo {
+  id: string;
+  spec: { cron: string; timezone: string };
+  catchUp: "latest" | "none";
+  /** The handler each tick runs, and its kind. */
+  handler: string;
+  kind: WorkKind;
+  /** The args each tick's work gets. */
+  args: unknown;
+  /** When the next tick is due, epoch ms (null: the expression has no later date). */
+  nextRunAt: number | null;
+  /** The last tick enqueued, epoch ms, or null. */
+  lastTick: number | null;
+  /** The work of the last tick enqueued, or null. */
+  lastWorkId: WorkId | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+const SHARED = ["catchUp", "priority", "key", "onComplete", "context", "name"];
+
+/** Checks schedule() input and builds the stored schedule; throws before anything is written. */
+export function prepareSchedule<Tx>(
+  ctx: EnqueueContext<Tx>,
+  scheduleId: unknown,
+  spec: unknown,
+  handle: unknown,
+  args: unknown,
+  options: unknown,
+): ScheduleWrite {
+  const id = checkScheduleId(scheduleId);
+  const { cron, timezone } = checkSpec(spec);
+  const kind = (handle as { kind?: unknown } | null)?.kind === "mutation" ? "mutation" : "action";
+  const allowed = kind === "action" ? [...SHARED, "retry", "timeoutMs"] : SHARED;
+  const o =
+    options === undefined
+      ? {}
+      : checkOptionKeys("options", options, allowed, `schedule() of ${kind === "action" ? "an action" : "a mutation"}`);
+  const catchUp = checkCatchUp(o.catchUp);
+  const enqueueOptions = Object.fromEntries(Object.entries(o).filter(([k]) => k !== "catchUp"));
+  // The enqueue checks: handle, args and options as an enqueue of this work would be checked.
+  const row = prepareEnqueue(ctx, { kind, handle, argsList: [args], options: enqueueOptions, argsField: "args" }).rows[0]!;
+  const now = ctx.options.clock.now();
+  const nextRunAt = nextTick(cron, timezone, now);
+  if (nextRunAt === null) throw new InvalidArgumentError("spec.cron", "has no date after now");
+  const stored: StoredWorkOptions = {
+    name: row.name,
+    retry: row.retry,
+    timeoutMs: row.timeoutMs,
+    onComplete: row.onComplete,
+    context: row.context,
+    priority: row.priority,
+    key: row.key,
+  };
+  return { id, cron, timezone, catchUp, kind, fnName: row.fnName, args: row.args, options: JSON.stringify(stored), nextRunAt, now };
+}
+
+/** A stored schedule as schedules() returns it. */
+export function toScheduleInfo(s: ScheduleRow): ScheduleInfo {
+  return {
+    id: s.id,
+    spec: { cron: s.cron, timezone: s.timezone },
+    catchUp: s.catchUp,
+    handler: s.fnName,
+    kind: s.kind,
+    args: decodeJson(s.args),
+    nextRunAt: s.nextRunAt >= Number.MAX_SAFE_INTEGER ? null : s.nextRunAt,
+    lastTick: s.lastTick,
+    lastWorkId: s.lastWorkId as WorkId | null,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+  };
+}
