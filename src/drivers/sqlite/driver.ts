@@ -14,13 +14,15 @@
  *   `enqueue` without `tx`) already own the connection: they run inside that transaction
  *   instead of waiting for the lock, which would never be released (deadlock).
  */
-import type { Database } from "better-sqlite3";
+import type { Database, Transaction } from "better-sqlite3";
 import type { CancelableFilter, PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
 import {
   DRIVER,
   type AttemptRef,
   type ClaimOptions,
   type ClaimResult,
+  type CompleteResult,
+  type CompletionWrite,
   type Driver,
   type HeartbeatResult,
   type NewWork,
@@ -42,6 +44,7 @@ import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteW
 import { statementsFor, type Statements } from "./statements.js";
 import { SqliteAdminStatements } from "./admin.js";
 import { claimRows } from "./claim.js";
+import { completeRows } from "./complete.js";
 import { SqliteTxOps } from "./tx-ops.js";
 
 /**
@@ -77,6 +80,8 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   /** The operations of this driver's transactions (there is one connection, so one set). */
   private readonly txOps: SqliteTxOps;
   private readonly admin: SqliteAdminStatements;
+  /** Runs a function in a transaction (a savepoint when one is open): made once, not per write. */
+  private readonly inTransaction: Transaction<(fn: () => unknown) => unknown>;
 
   /**
    * @param db the connection (schema already migrated)
@@ -91,6 +96,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     this.stmts = statementsFor(db);
     this.txOps = new SqliteTxOps(db, this.stmts);
     this.admin = new SqliteAdminStatements(db);
+    this.inTransaction = db.transaction((fn: () => unknown) => fn());
   }
 
   isTransientError(e: unknown): boolean {
@@ -123,7 +129,8 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   /** Runs a short synchronous write transaction (a savepoint when nested in ours). */
   private write<T>(fn: () => T): Promise<T> {
-    return this.exclusive(() => (this.db.inTransaction ? this.db.transaction(fn)() : this.db.transaction(fn).immediate()));
+    const tx = this.inTransaction;
+    return this.exclusive(() => (this.db.inTransaction ? tx(fn) : tx.immediate(fn)) as T);
   }
 
   private read<T>(fn: () => T): Promise<T> {
@@ -205,6 +212,11 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
     return this.write(() => claimRows(this.stmts, pool, opts));
+  }
+
+  /** One write transaction, no read-back: see complete.ts. */
+  complete(pool: string, writes: readonly CompletionWrite[], now: number, claim: ClaimOptions | null): Promise<CompleteResult> {
+    return this.write(() => completeRows(this.stmts, pool, writes, now, claim));
   }
 
   heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult> {

@@ -4,13 +4,21 @@
  * statement serves any batch size.
  */
 import type { Database, Statement } from "better-sqlite3";
+import { CLAIMED_COLUMNS } from "./rows.js";
+
+/** attempt_log with the record `entry` (an SQL expression of JSON text) appended, keeping the last 10; unchanged when it is NULL. */
+const appendAttempt = (entry: string): string => `CASE
+      WHEN @entry IS NULL THEN attempt_log
+      WHEN json_array_length(coalesce(attempt_log, '[]')) >= 10 THEN json_insert(json_remove(attempt_log, '$[0]'), '$[#]', json(${entry}))
+      ELSE json_insert(coalesce(attempt_log, '[]'), '$[#]', json(${entry}))
+    END`;
 
 /** attempt_log with the record @entry (JSON text) appended, keeping the last 10; unchanged when @entry is NULL. */
-const APPEND_ATTEMPT = `CASE
-      WHEN @entry IS NULL THEN attempt_log
-      WHEN json_array_length(coalesce(attempt_log, '[]')) >= 10 THEN json_insert(json_remove(attempt_log, '$[0]'), '$[#]', json(@entry))
-      ELSE json_insert(coalesce(attempt_log, '[]'), '$[#]', json(@entry))
-    END`;
+const APPEND_ATTEMPT = appendAttempt("@entry");
+
+/** What a finished row's onComplete bookkeeping becomes at @now: due at once when it has a handler. */
+const FINISH_ON_COMPLETE = `oc_state = CASE WHEN on_complete IS NULL THEN 'none' ELSE 'pending' END,
+    oc_run_at = CASE WHEN on_complete IS NULL THEN NULL ELSE @now END`;
 
 const SQL = {
   insertWork: `INSERT INTO workpool_work
@@ -55,13 +63,13 @@ const SQL = {
       SELECT id FROM workpool_work
       WHERE pool = @pool AND state = 'pending' AND parked = 0 AND priority = @priority AND run_at <= @now
       ORDER BY run_at, id LIMIT @limit)
-    RETURNING *`,
+    RETURNING ${CLAIMED_COLUMNS}`,
   dueIn: `SELECT id, key FROM workpool_work
     WHERE pool = ? AND state = 'pending' AND parked = 0 AND priority = ? AND run_at <= ? ORDER BY run_at, id`,
   claimIds: `UPDATE workpool_work
     SET state = 'running', attempt = attempt + 1, worker_id = @worker, lease_until = @lease_until, started_at = @now, unique_key = NULL
     WHERE id IN (SELECT value FROM json_each(@ids))
-    RETURNING *`,
+    RETURNING ${CLAIMED_COLUMNS}`,
   park: `UPDATE workpool_work SET parked = 1 WHERE id IN (SELECT value FROM json_each(?))`,
   takeFreedKeys: `DELETE FROM workpool_freed_keys WHERE pool = ? RETURNING key`,
   unparkKey: `UPDATE workpool_work SET parked = 0 WHERE id IN (
@@ -86,6 +94,25 @@ const SQL = {
     WHERE id = @id`,
   reschedule: `UPDATE workpool_work SET state = 'pending', run_at = @run_at, worker_id = NULL, lease_until = NULL,
     attempt_log = ${APPEND_ATTEMPT} WHERE id = @id`,
+  // complete(): each write fenced by attempt in the UPDATE itself, none while a cancel is requested
+  // (completeCanceled writes those). The first is a success without an attempt record.
+  completeFinish: `UPDATE workpool_work
+    SET state = 'finished', result = ?, finished_at = ?,
+        oc_state = CASE WHEN on_complete IS NULL THEN 'none' ELSE 'pending' END,
+        oc_run_at = CASE WHEN on_complete IS NULL THEN NULL ELSE ? END,
+        worker_id = NULL, lease_until = NULL
+    WHERE id = ? AND attempt = ? AND state = 'running' AND cancel_requested = 0`,
+  completeFinishLogged: `UPDATE workpool_work
+    SET state = 'finished', result = @result, finished_at = @now, ${FINISH_ON_COMPLETE},
+        worker_id = NULL, lease_until = NULL, attempt_log = ${APPEND_ATTEMPT}
+    WHERE id = @id AND attempt = @attempt AND state = 'running' AND cancel_requested = 0`,
+  completeRetry: `UPDATE workpool_work
+    SET state = 'pending', run_at = @run_at, worker_id = NULL, lease_until = NULL, attempt_log = ${APPEND_ATTEMPT}
+    WHERE id = @id AND attempt = @attempt AND state = 'running' AND cancel_requested = 0`,
+  completeCanceled: `UPDATE workpool_work
+    SET state = 'finished', result = '{"kind":"canceled"}', finished_at = @now, ${FINISH_ON_COMPLETE},
+        worker_id = NULL, lease_until = NULL, attempt_log = ${appendAttempt("json_set(@entry, '$.outcome', 'canceled')")}
+    WHERE id = @id AND attempt = @attempt AND state = 'running' AND cancel_requested = 1`,
   release: `UPDATE workpool_work
     SET state = 'pending', attempt = attempt - 1, run_at = ?, worker_id = NULL, lease_until = NULL
     WHERE id = ? AND attempt = ? AND state = 'running'`,
