@@ -8,8 +8,8 @@ import { claimRows } from "./claim.js";
 import type { Statements } from "./statements.js";
 
 /**
- * Writes action outcomes of `pool` (work without onComplete) under the write lock the
- * caller holds, adds them to the report counters and, given `claim`, claims for the freed
+ * Writes action outcomes of `pool` under the write lock the caller holds (work without
+ * onComplete only: its onComplete bookkeeping is left as it is), adds them to the report counters and, given `claim`, claims for the freed
  * slots as claimRows does.
  */
 export function completeRows(
@@ -44,6 +44,6 @@ function writeOutcome(stmts: Statements, w: CompletionWrite, now: number): boole
   const entry = w.attemptEntry ?? null;
   if (w.status === "retrying") return stmts.completeRetry.run({ id: w.id, attempt: w.attempt, run_at: w.runAt, entry }).changes > 0;
   // The common case, a success: no attempt record, positional parameters.
-  if (entry === null) return stmts.completeFinish.run(w.result, now, now, w.id, w.attempt).changes > 0;
+  if (entry === null) return stmts.completeFinish.run(w.result, now, w.id, w.attempt).changes > 0;
   return stmts.completeFinishLogged.run({ id: w.id, attempt: w.attempt, result: w.result, now, entry }).changes > 0;
 }
