@@ -40,7 +40,7 @@ import { checkTxConnection, checkTxOpen, isTransientSqliteError, mainFileOf } fr
 import { migrateSqlite } from "./migrate.js";
 import { isTransactionExecutor, type TransactionExecutor } from "../../driver/tx-executor.js";
 import { insertThroughExecutor } from "./tx-executor-insert.js";
-import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
+import { insertParams, insertValues, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
 import { SqliteAdminStatements } from "./admin.js";
 import { claimRows } from "./claim.js";
@@ -55,7 +55,7 @@ import { SqliteTxOps } from "./tx-ops.js";
 function insertRows(stmts: Statements, rows: readonly NewWork[]): string[] {
   return rows.map((row) => {
     if (row.uniqueKey === null) {
-      stmts.insertWork.run(insertParams(row));
+      stmts.insertWorkRow.run(insertValues(row));
       return row.id;
     }
     const upsert = row.onConflict === "replace" ? stmts.insertUniqueReplace : stmts.insertUniqueKeep;
@@ -186,7 +186,10 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
       this.wakeSoon(rows);
       return Promise.resolve(ids);
     }
-    return this.write(() => insertRows(this.stmts, rows)).then((ids) => (this.wakeSoon(rows), ids));
+    // One plain row is one statement, atomic on its own: it commits without BEGIN and COMMIT around it.
+    const single = rows.length === 1 && rows[0]!.uniqueKey === null;
+    const written = single ? this.exclusive(() => insertRows(this.stmts, rows)) : this.write(() => insertRows(this.stmts, rows));
+    return written.then((ids) => (this.wakeSoon(rows), ids));
   }
 
   /** A `tx` on another database would put the work where no worker of this store looks. */

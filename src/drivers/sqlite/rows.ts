@@ -169,6 +169,36 @@ export function insertParams(w: NewWork): Record<string, string | number | null>
   };
 }
 
+/** The last retry behaviour stored: the rows of one batch share it. */
+let lastStored: { value: RetryBehavior; text: string } | null = null;
+
+function retryText(retry: RetryBehavior | null): string | null {
+  if (retry === null) return null;
+  if (lastStored?.value !== retry) lastStored = { value: retry, text: JSON.stringify(retry) };
+  return lastStored.text;
+}
+
+/** Parameters of the positional insert statement (insertWorkRow) for one new row, in its column order. */
+export function insertValues(w: NewWork): (string | number | null)[] {
+  return [
+    w.id,
+    w.pool,
+    w.kind,
+    w.fnName,
+    w.name,
+    w.args,
+    w.runAt,
+    w.enqueuedAt,
+    retryText(w.retry),
+    w.timeoutMs,
+    w.onComplete,
+    w.context,
+    w.priority,
+    w.key,
+    w.uniqueKey,
+  ];
+}
+
 /** Converts a pool row. */
 export function toPoolConfig(r: SqlitePoolRow): PoolConfig {
   return { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel, keyParallelism: r.key_parallelism };

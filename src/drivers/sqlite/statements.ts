@@ -17,6 +17,11 @@ const appendAttempt = (entry: string): string => `CASE
 const APPEND_ATTEMPT = appendAttempt("@entry");
 
 const SQL = {
+  // A row with positional parameters, in the order of insertValues() (rows.ts): the
+  // enqueue path binds an array, not an object of 15 named properties per row.
+  insertWorkRow: `INSERT INTO workpool_work
+    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)
+    VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   insertWork: `INSERT INTO workpool_work
     (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)
     VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
