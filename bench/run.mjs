@@ -24,8 +24,9 @@ import drains from "./workloads/drain.mjs";
 import latency from "./workloads/latency.mjs";
 import largeBacklog from "./workloads/large-backlog.mjs";
 import drainKeys from "./workloads/drain-keys.mjs";
+import cpuFloor from "./workloads/cpu-floor.mjs";
 
-const WORKLOADS = [enqueueOne, enqueueBatch, ...drains, drainKeys, latency, largeBacklog];
+const WORKLOADS = [enqueueOne, enqueueBatch, ...drains, drainKeys, latency, largeBacklog, cpuFloor];
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = join(HERE, "..");
 
@@ -65,6 +66,9 @@ function parseArgs(argv) {
 }
 
 const log = (s) => process.stderr.write(`${s}\n`);
+
+/** Whether `system` takes part in workload `wl`: not skipped by the system, and within the workload's reach. */
+const runs = (wl, system) => !system.skip.includes(wl.id) && (!wl.appliesTo || wl.appliesTo(system));
 
 /**
  * Runs a measurement, again after a pause if it fails (at most 3 tries): a shared
@@ -164,7 +168,7 @@ async function main() {
       const child = (op, params) => runChild(s.id, op, params, ctx);
       const ts = performance.now();
       try {
-        const out = await withRetry(() => wl.measure({ system: s, mode, ctx, child }), `${s.label} ${wl.id}`);
+        const out = await withRetry(() => wl.measure({ system: s, mode, ctx, child, rep }), `${s.label} ${wl.id}`);
         record(wl, s, rep, out);
         const shown = wl.metrics
           .map((m) => `${m.short} ${fmt(out.values[m.key], m.unit)} ${m.unit}${out.capped?.[m.key] ? " (capped)" : ""}`)
@@ -181,12 +185,12 @@ async function main() {
     for (let rep = 0; rep < mode.reps; rep++) {
       for (const wl of workloads.filter((w) => w.perRep)) {
         log(`${wl.id} (rep ${rep + 1}/${mode.reps})`);
-        for (const s of systems) if (!s.skip.includes(wl.id)) await step(wl, s, rep);
+        for (const s of systems) if (runs(wl, s)) await step(wl, s, rep);
       }
     }
     for (const wl of workloads.filter((w) => !w.perRep)) {
       log(`${wl.id} (once per system)`);
-      for (const s of systems) if (!s.skip.includes(wl.id)) await step(wl, s, null);
+      for (const s of systems) if (runs(wl, s)) await step(wl, s, null);
     }
     for (const s of systems) await s.reset(ctx); // leave no state behind
 

@@ -3,7 +3,10 @@
 // A fresh process per step keeps systems from sharing a heap, JIT state or connections,
 // and makes the peak RSS that of one system's worker alone.
 import { systemById } from "../systems/index.mjs";
-import * as ops from "./ops.mjs";
+import * as measurements from "./ops.mjs";
+import { cpuVsFloor } from "./cpu-floor.mjs";
+
+const ops = { ...measurements, cpuVsFloor };
 
 process.once("message", async (msg) => {
   let reply;

@@ -33,6 +33,10 @@ export const MODES = {
     backlog: 1_000_000,
     backlogCapS: 20,
     commitRateS: 3,
+    cpuDrain: 20_000,
+    cpuEnqueueOne: 2000,
+    cpuEnqueueBatch: 50_000,
+    cpuCapS: 30,
     skipSystems: [],
   },
   quick: {
@@ -49,6 +53,10 @@ export const MODES = {
     backlog: 200_000,
     backlogCapS: 4,
     commitRateS: 1,
+    cpuDrain: 5000,
+    cpuEnqueueOne: 500,
+    cpuEnqueueBatch: 10_000,
+    cpuCapS: 10,
     skipSystems: ["workpool-sqlite-normal"],
   },
 };

@@ -4,6 +4,7 @@
 import { performance } from "node:perf_hooks";
 import { BATCH_SIZE } from "./env.mjs";
 import { commitFor, openCommitter } from "./commit-rate.mjs";
+import { cpuSince } from "./sql-floor.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -40,8 +41,10 @@ export async function enqueueOne(system, ctx, { n, capS = Infinity, reference = 
     let i = 0;
     let seconds = 0;
     const ref = { n: 0, seconds: 0 };
+    let cpuUs = 0;
     while (i < n && seconds < capS) {
       const t0 = performance.now();
+      const cpu = process.cpuUsage();
       const until = t0 + (capS - seconds) * 1000;
       const end = Math.min(n, i + perSegment);
       while (i < end) {
@@ -50,6 +53,7 @@ export async function enqueueOne(system, ctx, { n, capS = Infinity, reference = 
         if (performance.now() > until) break;
       }
       const took = performance.now() - t0;
+      cpuUs += cpuSince(cpu);
       seconds += took / 1000;
       if (committer) {
         const r = await commitFor(committer, took);
@@ -59,7 +63,7 @@ export async function enqueueOne(system, ctx, { n, capS = Infinity, reference = 
     }
     const rate = i / seconds;
     const refRate = committer ? ref.n / ref.seconds : null;
-    return { n, done: i, capped: i < n, seconds, rate, refRate, ofRef: refRate ? rate / refRate : null };
+    return { n, done: i, capped: i < n, seconds, rate, refRate, ofRef: refRate ? rate / refRate : null, cpuUsPerJob: cpuUs / i };
   } finally {
     await committer?.close();
     await client.close();
@@ -79,6 +83,7 @@ export async function enqueueBatch(system, ctx, { n, batch = BATCH_SIZE, capS = 
     if (warmUp) await client.enqueueBatch([{ i: -1 }]); // warm up
     const lists = chunks(0, n, batch);
     const t0 = performance.now();
+    const cpu = process.cpuUsage();
     const until = t0 + capS * 1000;
     let done = 0;
     for (const list of lists) {
@@ -87,7 +92,7 @@ export async function enqueueBatch(system, ctx, { n, batch = BATCH_SIZE, capS = 
       if (performance.now() > until) break;
     }
     const seconds = (performance.now() - t0) / 1000;
-    return { n, done, capped: done < n, seconds, rate: done / seconds };
+    return { n, done, capped: done < n, seconds, rate: done / seconds, cpuUsPerJob: cpuSince(cpu) / done };
   } finally {
     await client.close();
   }
@@ -157,6 +162,7 @@ export async function drain(system, ctx, { n, concurrency, keyParallelism, capS,
     lastTick = now;
   }, 10);
   t0 = performance.now();
+  const cpu = process.cpuUsage();
   const sampler = setInterval(sample, sampleMs);
   const cap = setTimeout(() => finish(true), capS * 1000);
   await client.start();
@@ -164,13 +170,24 @@ export async function drain(system, ctx, { n, concurrency, keyParallelism, capS,
   clearTimeout(cap);
   if (!capped && client.settle) await client.settle();
   const seconds = (performance.now() - t0) / 1000;
+  const cpuUs = cpuSince(cpu);
   clearInterval(sampler);
   clearInterval(ticker);
   maxGap = Math.max(maxGap, performance.now() - lastTick); // a gap still open at the end counts too
   const completed = capped ? done : n;
   timeline.push([Math.round(seconds * 1000), completed]);
   await closeWithin(client, 20_000);
-  return { n, concurrency, seconds, completed, capped, rate: completed / seconds, timeline, maxLoopStallMs: Math.max(0, maxGap - 10) };
+  return {
+    n,
+    concurrency,
+    seconds,
+    completed,
+    capped,
+    rate: completed / seconds,
+    cpuUsPerJob: cpuUs / completed,
+    timeline,
+    maxLoopStallMs: Math.max(0, maxGap - 10),
+  };
 }
 
 /**

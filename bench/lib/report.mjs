@@ -12,6 +12,7 @@ export function fmt(v, unit) {
   if (unit === "ms") return v < 10 ? v.toFixed(1) : Math.round(v).toLocaleString("en-US");
   if (unit === "MB") return Math.round(v).toString();
   if (unit === "%") return Math.round(v).toString();
+  if (unit === "×") return v.toFixed(2);
   const a = Math.abs(v);
   if (a >= 100_000) return `${Math.round(v / 1000)}k`;
   if (a >= 10_000) return `${(v / 1000).toFixed(1)}k`;
@@ -89,9 +90,11 @@ export function ratioTablesMd(run) {
   const peers = run.systems.filter((s) => !s.ours && !s.skipped && !s.id.startsWith("workpool"));
   return ours
     .map((o) => {
+      // Metrics only ours report (the CPU against the raw SQL reference) have no ratio to show.
+      const compared = run.metrics.filter((m) => peers.some((p) => run.results[m.key]?.[p.id]));
       const t = mdTable(
         ["", ...peers.map((p) => `${o.label} / ${p.label}`)],
-        run.metrics.map((m) => [
+        compared.map((m) => [
           `${m.short} (${m.better} is better)`,
           ...peers.map((p) => fmtRatio(ratio(run.results[m.key]?.[o.id], run.results[m.key]?.[p.id], m.better))),
         ]),
@@ -198,6 +201,17 @@ const WHY_LOSSES = [
       `entries and WAL, and keeps the result; graphile-worker does one update and a delete and`,
       `keeps no result. What was measured and tried:`,
       `[notes/postgres-drain.md](notes/postgres-drain.md).`,
+    ],
+  },
+  {
+    title: "CPU per job",
+    keys: ["enqueueOneCpu", "enqueueBatchCpu", "drain10Cpu", "drain100Cpu"],
+    why: [
+      `The CPU of the worker or enqueuing process only. On SQLite that process does all the work,`,
+      `the database's included; a PostgreSQL or Redis peer does part of its work in the server's`,
+      `processes, which this row does not count. How workpool SQLite's CPU per job compares with the`,
+      `smallest SQL for the same work: the "× raw SQL" rows and`,
+      `[notes/sqlite-hot-path.md](notes/sqlite-hot-path.md).`,
     ],
   },
   {

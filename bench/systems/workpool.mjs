@@ -84,6 +84,17 @@ export function workpoolSqlite(synchronous) {
       const { sqliteStore } = await import(new URL("drivers/sqlite/index.js", distOf(ctx)).href);
       return openPool(ctx, sqliteStore({ filename: file(ctx), synchronous }), opts);
     },
+    /**
+     * A fresh store of the same kind on its own file, for the raw SQL reference of the
+     * CPU-per-job workload (its connection has the store's pragmas). Returns the files to remove.
+     */
+    async openReference(ctx) {
+      const { sqliteStore } = await import(new URL("drivers/sqlite/index.js", distOf(ctx)).href);
+      const ref = join(ctx.dir, `reference${suffix}.db`);
+      const files = ["", "-wal", "-shm"].map((ext) => ref + ext);
+      for (const f of files) rmSync(f, { force: true });
+      return { store: sqliteStore({ filename: ref, synchronous }), files };
+    },
   };
 }
 

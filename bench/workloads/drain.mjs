@@ -13,6 +13,13 @@ function drainWorkload(concurrency) {
       unit: "jobs/s",
       better: "higher",
     },
+    {
+      key: `${key}Cpu`,
+      short: `drain c=${concurrency}, CPU per job`,
+      label: () => `main-thread CPU of the worker process per job drained, concurrency ${concurrency} (its database server not counted)`,
+      unit: "µs",
+      better: "lower",
+    },
   ];
   if (concurrency === 100) {
     metrics.push({
@@ -38,7 +45,7 @@ function drainWorkload(concurrency) {
       await system.reset(ctx);
       await child("enqueueBatch", { n: mode.drain, batch: FILL_BATCH_SIZE, warmUp: false });
       const r = await child("drain", { n: mode.drain, concurrency, capS: mode.drainCapS });
-      const values = { [key]: r.rate };
+      const values = { [key]: r.rate, [`${key}Cpu`]: r.cpuUsPerJob };
       if (concurrency === 100) {
         values.stallMs = r.maxLoopStallMs;
         values.rssMb = r.peakRssMb;

@@ -12,6 +12,14 @@ export default {
       unit: "jobs/s",
       better: "higher",
     },
+    {
+      key: "enqueueBatchCpu",
+      short: `enqueue in batches of ${BATCH_SIZE}, CPU per job`,
+      label: () =>
+        `main-thread CPU of the enqueuing process per job enqueued in batches of ${BATCH_SIZE.toLocaleString("en-US")} (its database server not counted)`,
+      unit: "µs",
+      better: "lower",
+    },
   ],
   async measure({ system, mode, ctx, child }) {
     await system.reset(ctx);
@@ -19,6 +27,6 @@ export default {
     const capped = r.capped
       ? { enqueueBatch: `${r.done.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.enqueueBatchCapS} s` }
       : {};
-    return { values: { enqueueBatch: r.rate }, capped, detail: { seconds: r.seconds, done: r.done } };
+    return { values: { enqueueBatch: r.rate, enqueueBatchCpu: r.cpuUsPerJob }, capped, detail: { seconds: r.seconds, done: r.done } };
   },
 };

@@ -20,6 +20,13 @@ export default {
       unit: "%",
       better: "higher",
     },
+    {
+      key: "enqueueOneCpu",
+      short: "enqueue one at a time, CPU per job",
+      label: () => "main-thread CPU of the enqueuing process per job enqueued one at a time (its database server not counted)",
+      unit: "µs",
+      better: "lower",
+    },
   ],
   async measure({ system, mode, ctx, child }) {
     await system.reset(ctx);
@@ -32,7 +39,8 @@ export default {
     const cap = `${r.done.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.enqueueOneCapS} s`;
     const capped = r.capped ? { enqueueOne: cap, enqueueOneOfRaw: cap } : {};
     // A system without a commit reference has no share to report.
-    const values = r.ofRef === null ? { enqueueOne: r.rate } : { enqueueOne: r.rate, enqueueOneOfRaw: r.ofRef * 100 };
+    const values = { enqueueOne: r.rate, enqueueOneCpu: r.cpuUsPerJob };
+    if (r.ofRef !== null) values.enqueueOneOfRaw = r.ofRef * 100;
     return { values, capped, detail: { seconds: r.seconds, done: r.done, refRate: r.refRate } };
   },
 };

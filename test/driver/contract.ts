@@ -122,6 +122,46 @@ export function defineDriverContract<Tx>(harness: StoreHarness<Tx>): void {
       expect(retry.claim?.claimed.map((r) => r.id)).toEqual([rows[2]!.id]);
     });
 
+    test("a claimed row is the stored row as the claim left it, every field (with and without a per-key limit)", async () => {
+      for (const keyParallelism of [null, 5]) {
+        const d = await driver(10, keyParallelism);
+        const retry = { maxAttempts: 4, initialBackoffMs: 10, base: 3 };
+        const rows = [
+          row(T0 - 2, {
+            name: "named",
+            args: '{"a":1}',
+            retry,
+            timeoutMs: 900,
+            onComplete: "done",
+            context: '{"c":2}',
+            priority: -4,
+            key: "k",
+          }),
+          row(T0 - 1, { retry }),
+        ];
+        await d.insertWork(rows);
+        // Handed back while a cancel was requested: the next claim must carry the request.
+        await d.claim(POOL, claimBy("a", 1));
+        await d.transaction(async (ops) => {
+          await ops.requestCancel([rows[0]!.id]);
+          await ops.release([{ id: rows[0]!.id, attempt: 1 }], T0 - 2);
+        });
+        const claims = [(o: ClaimOptions) => d.claim(POOL, o)];
+        if (await d.transaction(async (ops) => ops.claim !== undefined)) claims.push((o) => d.transaction((ops) => ops.claim!(POOL, o)));
+        for (const claim of claims) {
+          const res = await claim(claimBy("b", 10, T0 + 5));
+          expect(res.claimed).toHaveLength(2);
+          const ids = res.claimed.map((r) => r.id);
+          const stored = (await d.readWork(POOL, ids)).sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id));
+          expect(res.claimed).toEqual(stored);
+          expect(res.claimed[0]).toMatchObject({ cancelRequested: true, state: "running", workerId: "b", startedAt: T0 + 5 });
+          // Each row owns its fields.
+          expect(res.claimed[0]!.retry).not.toBe(res.claimed[1]!.retry);
+          await d.transaction((ops) => ops.release(res.claimed, T0 - 2));
+        }
+      }
+    });
+
     test("a higher or removed keyParallelism gives back the work a claim set aside", async () => {
       const d = await driver(10, 1);
       const rows = Array.from({ length: 4 }, (_, i) => row(T0 - 10 + i, { key: "k" }));

@@ -1,7 +1,8 @@
 /**
  * The outcome rule is written twice: in decide() (TypeScript), used by the transaction
- * path, and in SQL in PostgreSQL's complete(), used by the one-call path for batches
- * without onComplete. This test sends the same outcomes through both paths, on twin
+ * path, and in each driver's one-call complete() (SQL), used for batches without
+ * onComplete: PostgreSQL's complete() function, SQLite's fenced UPDATEs (a requested
+ * cancel wins there too). This test sends the same outcomes through both paths, on twin
  * rows of two pools, and compares the rows (attempt logs included) and report counters they leave.
  */
 import { afterEach, expect, test } from "vitest";
@@ -17,19 +18,19 @@ import { resolveOptions } from "../../src/options.js";
 import { ManualClock } from "../../src/index.js";
 import { quietLogger } from "../helpers/common.js";
 import { postgresHarness } from "../conformance/harness-postgres.js";
-import type { HarnessStore } from "../conformance/harness.js";
+import { sqliteHarness } from "../conformance/harness-sqlite.js";
+import type { HarnessStore, StoreHarness } from "../conformance/harness.js";
 import { useSharedServer } from "../postgres/helpers.js";
-import type { PoolClient } from "pg";
 
 useSharedServer();
 
 const T0 = Date.UTC(2030, 0, 1);
-const live: HarnessStore<PoolClient>[] = [];
+const live: HarnessStore<unknown>[] = [];
 afterEach(async () => {
   for (const h of live.splice(0)) await h.dispose();
 });
 
-function runtime(driver: Driver<PoolClient>, pool: string, clock: ManualClock): PoolRuntime<PoolClient> {
+function runtime(driver: Driver<unknown>, pool: string, clock: ManualClock): PoolRuntime<unknown> {
   const options = resolveOptions({
     name: pool,
     clock,
@@ -77,7 +78,7 @@ const CASES: { name: string; retry: NewWork["retry"]; outcome: AttemptOutcome; a
 ];
 
 /** Inserts one row per case in `pool`, claims them, applies each case's `before`; returns the claimed rows. */
-async function prepare(driver: Driver<PoolClient>, pool: string): Promise<WorkRow[]> {
+async function prepare(driver: Driver<unknown>, pool: string): Promise<WorkRow[]> {
   await driver.ensurePool(pool, { maxParallelism: 100, logLevel: "REPORT", keyParallelism: null }, {});
   const rows: NewWork[] = CASES.map((c, i) => ({
     // Ids made in one millisecond increase: the rows sort in case order.
@@ -128,56 +129,61 @@ function comparable(r: WorkDetailRow): Record<string, unknown> {
   };
 }
 
-test("the one-call complete() and the transaction path leave the same rows for the same outcomes", async () => {
-  const h = await postgresHarness.create();
-  live.push(h);
-  const driver = h.store[DRIVER];
-  expect(driver.complete).toBeTypeOf("function");
-  const clock = new ManualClock(T0 + 50);
-  // The transaction path: the same driver with its one-call complete hidden.
-  const withoutComplete = new Proxy(driver, { get: (t, k) => (k === "complete" ? undefined : (Reflect.get(t, k) as unknown)) });
-  const paths = [
-    { pool: "one-call", rt: runtime(driver, "one-call", clock) },
-    { pool: "transaction", rt: runtime(withoutComplete as Driver<PoolClient>, "transaction", clock) },
-  ];
-  const results: Record<string, unknown>[][] = [];
-  const stats = [];
-  for (const { pool, rt } of paths) {
-    const claimed = await prepare(driver, pool);
-    const batch: FinishEntry[] = claimed.map((row, i) => ({ row, outcome: CASES[i]!.outcome, level: 0 }));
-    await finishActions(rt, batch, () => null);
-    const after = await Promise.all(claimed.map((r) => driver.readWorkDetail(r.id)));
-    results.push(after.map((r) => comparable(r!)));
-    stats.push(await driver.readStats(pool));
-  }
-  for (const [i, c] of CASES.entries()) expect(results[1]![i], c.name).toEqual(results[0]![i]);
-  expect(stats[1]).toEqual(stats[0]);
-  // And the rule itself, on the one-call path:
-  const states = results[0]!.map((r) => `${String(r.state)}:${String(r.result ?? "")}`);
-  expect(states).toEqual([
-    'finished:{"kind":"success","returnValue":{"n":1}}',
-    "pending:",
-    'finished:{"kind":"failed","error":"boom"}',
-    'finished:{"kind":"failed","error":"stop"}',
-    'finished:{"kind":"failed","error":"once"}',
-    'finished:{"kind":"canceled"}',
-    'finished:{"kind":"canceled"}',
-    'finished:{"kind":"canceled"}',
-    "running:",
-  ]);
-  // Each attempt that threw has its record, with what its Error said; a cancel that won names the outcome.
-  const logs = results[0]!.map((r) => r.attemptLog as { attempt: number; outcome: string; error: Record<string, string> }[] | null);
-  expect(logs[0]).toBeNull();
-  expect(logs[1]).toEqual([
-    {
-      attempt: 1,
-      startedAt: T0,
-      endedAt: T0 + 50,
-      outcome: "retrying",
-      error: { message: "boom", name: "TypeError", stack: "TypeError: boom\n    at job" },
-    },
-  ]);
-  expect(logs[2]).toEqual([{ attempt: 1, startedAt: T0, endedAt: T0 + 50, outcome: "failed", error: { message: "boom" } }]);
-  expect(logs[7]).toEqual([{ attempt: 1, startedAt: T0, endedAt: T0 + 50, outcome: "canceled", error: { message: "x", name: "Error" } }]);
-  expect(logs[8]).toBeNull();
-});
+const HARNESSES = [sqliteHarness, postgresHarness] as StoreHarness<unknown>[];
+
+test.each(HARNESSES.map((h) => [h.name, h] as const))(
+  "%s: the one-call complete() and the transaction path leave the same rows for the same outcomes",
+  async (_name, harness) => {
+    const h = await harness.create();
+    live.push(h);
+    const driver = h.store[DRIVER];
+    expect(driver.complete).toBeTypeOf("function");
+    const clock = new ManualClock(T0 + 50);
+    // The transaction path: the same driver with its one-call complete hidden.
+    const withoutComplete = new Proxy(driver, { get: (t, k) => (k === "complete" ? undefined : (Reflect.get(t, k) as unknown)) });
+    const paths = [
+      { pool: "one-call", rt: runtime(driver, "one-call", clock) },
+      { pool: "transaction", rt: runtime(withoutComplete as Driver<unknown>, "transaction", clock) },
+    ];
+    const results: Record<string, unknown>[][] = [];
+    const stats = [];
+    for (const { pool, rt } of paths) {
+      const claimed = await prepare(driver, pool);
+      const batch: FinishEntry[] = claimed.map((row, i) => ({ row, outcome: CASES[i]!.outcome, level: 0 }));
+      await finishActions(rt, batch, () => null);
+      const after = await Promise.all(claimed.map((r) => driver.readWorkDetail(r.id)));
+      results.push(after.map((r) => comparable(r!)));
+      stats.push(await driver.readStats(pool));
+    }
+    for (const [i, c] of CASES.entries()) expect(results[1]![i], c.name).toEqual(results[0]![i]);
+    expect(stats[1]).toEqual(stats[0]);
+    // And the rule itself, on the one-call path:
+    const states = results[0]!.map((r) => `${String(r.state)}:${String(r.result ?? "")}`);
+    expect(states).toEqual([
+      'finished:{"kind":"success","returnValue":{"n":1}}',
+      "pending:",
+      'finished:{"kind":"failed","error":"boom"}',
+      'finished:{"kind":"failed","error":"stop"}',
+      'finished:{"kind":"failed","error":"once"}',
+      'finished:{"kind":"canceled"}',
+      'finished:{"kind":"canceled"}',
+      'finished:{"kind":"canceled"}',
+      "running:",
+    ]);
+    // Each attempt that threw has its record, with what its Error said; a cancel that won names the outcome.
+    const logs = results[0]!.map((r) => r.attemptLog as { attempt: number; outcome: string; error: Record<string, string> }[] | null);
+    expect(logs[0]).toBeNull();
+    expect(logs[1]).toEqual([
+      {
+        attempt: 1,
+        startedAt: T0,
+        endedAt: T0 + 50,
+        outcome: "retrying",
+        error: { message: "boom", name: "TypeError", stack: "TypeError: boom\n    at job" },
+      },
+    ]);
+    expect(logs[2]).toEqual([{ attempt: 1, startedAt: T0, endedAt: T0 + 50, outcome: "failed", error: { message: "boom" } }]);
+    expect(logs[7]).toEqual([{ attempt: 1, startedAt: T0, endedAt: T0 + 50, outcome: "canceled", error: { message: "x", name: "Error" } }]);
+    expect(logs[8]).toBeNull();
+  },
+);

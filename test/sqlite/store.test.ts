@@ -28,6 +28,21 @@ test("options are validated with the field's name", () => {
   expect(() => sqliteStore({ filename: "x.db", busyTimeout: 5 } as never)).toThrow(/busyTimeout: is not an option of sqliteStore\(\)/);
 });
 
+test("a connection the store opens gets its pragmas; one passed in keeps its own", async () => {
+  const tmp = tempDbPath();
+  cleanups.push(() => tmp.remove());
+  const store = sqliteStore({ filename: tmp.path, synchronous: "NORMAL", busyTimeoutMs: 1234 });
+  const pragma = (name: string): unknown => store.db.pragma(name, { simple: true });
+  // temp_store 2 is MEMORY, synchronous 1 is NORMAL.
+  expect([pragma("journal_mode"), pragma("synchronous"), pragma("busy_timeout"), pragma("temp_store")]).toEqual(["wal", 1, 1234, 2]);
+  await store.close();
+  const own = new BetterSqlite3(tmp.path);
+  const theirs = sqliteStore({ database: own });
+  expect(own.pragma("temp_store", { simple: true })).toBe(0);
+  await theirs.close();
+  own.close();
+});
+
 test("the store's own connection works as { tx } inside the app's db.transaction()", async () => {
   const tmp = tempDbPath();
   cleanups.push(() => tmp.remove());

@@ -19,7 +19,7 @@
  * parked: its window opens with time, not with a freed slot).
  */
 import type { ClaimOptions, ClaimResult, PoolConfig, WorkRow } from "../../driver/driver.js";
-import { toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
+import { toClaimedRow, toPoolConfig, type SqliteClaimedRow, type SqlitePoolRow } from "./rows.js";
 import type { Statements } from "./statements.js";
 import { RateWindow } from "./rate-limit.js";
 
@@ -73,7 +73,7 @@ function claimPlain(stmts: Statements, pool: string, opts: ClaimOptions, free: n
   const claimed: WorkRow[] = [];
   for (const priority of priorities(stmts, pool)) {
     const params = { pool, priority, worker: opts.workerId, now: opts.now, lease_until: opts.leaseUntil, limit: free - claimed.length };
-    for (const r of stmts.claimIn.all(params) as SqliteWorkRow[]) claimed.push(toWorkRow(r));
+    for (const r of stmts.claimIn.all(params) as SqliteClaimedRow[]) claimed.push(toClaimedRow(r, pool, opts));
     if (claimed.length >= free) break;
   }
   return claimed;
@@ -130,7 +130,7 @@ function claimKeyed(
   if (park.length) stmts.park.run(JSON.stringify(park));
   if (!take.length) return [];
   const params = { ids: JSON.stringify(take), worker: opts.workerId, now: opts.now, lease_until: opts.leaseUntil };
-  return (stmts.claimIds.all(params) as SqliteWorkRow[]).map(toWorkRow);
+  return (stmts.claimIds.all(params) as SqliteClaimedRow[]).map((r) => toClaimedRow(r, pool, opts));
 }
 
 /** The earliest run_at of unparked pending work (parked work is due already): one probe per priority. */

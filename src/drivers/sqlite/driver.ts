@@ -14,13 +14,15 @@
  *   `enqueue` without `tx`) already own the connection: they run inside that transaction
  *   instead of waiting for the lock, which would never be released (deadlock).
  */
-import type { Database } from "better-sqlite3";
+import type { Database, Transaction } from "better-sqlite3";
 import type { CancelableFilter, PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
 import {
   DRIVER,
   type AttemptRef,
   type ClaimOptions,
   type ClaimResult,
+  type CompleteResult,
+  type CompletionWrite,
   type Driver,
   type HeartbeatResult,
   type NewWork,
@@ -38,10 +40,11 @@ import { checkTxConnection, checkTxOpen, isTransientSqliteError, mainFileOf } fr
 import { migrateSqlite } from "./migrate.js";
 import { isTransactionExecutor, type TransactionExecutor } from "../../driver/tx-executor.js";
 import { insertThroughExecutor } from "./tx-executor-insert.js";
-import { insertParams, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
+import { insertParams, insertValues, toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
 import { SqliteAdminStatements } from "./admin.js";
 import { claimRows } from "./claim.js";
+import { completeRows } from "./complete.js";
 import { SqliteTxOps } from "./tx-ops.js";
 import { SqliteSchedules } from "./schedules.js";
 import type { RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
@@ -54,7 +57,7 @@ import type { RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "..
 function insertRows(stmts: Statements, rows: readonly NewWork[]): string[] {
   return rows.map((row) => {
     if (row.uniqueKey === null) {
-      stmts.insertWork.run(insertParams(row));
+      stmts.insertWorkRow.run(insertValues(row));
       return row.id;
     }
     const upsert = row.onConflict === "replace" ? stmts.insertUniqueReplace : stmts.insertUniqueKeep;
@@ -80,6 +83,8 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   private readonly txOps: SqliteTxOps;
   private readonly admin: SqliteAdminStatements;
   private readonly schedules: SqliteSchedules;
+  /** Runs a function in a transaction (a savepoint when one is open): made once, not per write. */
+  private readonly inTransaction: Transaction<(fn: () => unknown) => unknown>;
 
   /**
    * @param db the connection (schema already migrated)
@@ -95,6 +100,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     this.txOps = new SqliteTxOps(db, this.stmts);
     this.admin = new SqliteAdminStatements(db);
     this.schedules = new SqliteSchedules(db);
+    this.inTransaction = db.transaction((fn: () => unknown) => fn());
   }
 
   isTransientError(e: unknown): boolean {
@@ -127,7 +133,8 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   /** Runs a short synchronous write transaction (a savepoint when nested in ours). */
   private write<T>(fn: () => T): Promise<T> {
-    return this.exclusive(() => (this.db.inTransaction ? this.db.transaction(fn)() : this.db.transaction(fn).immediate()));
+    const tx = this.inTransaction;
+    return this.exclusive(() => (this.db.inTransaction ? tx(fn) : tx.immediate(fn)) as T);
   }
 
   private read<T>(fn: () => T): Promise<T> {
@@ -183,7 +190,10 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
       this.wakeSoon(rows);
       return Promise.resolve(ids);
     }
-    return this.write(() => insertRows(this.stmts, rows)).then((ids) => (this.wakeSoon(rows), ids));
+    // One plain row is one statement, atomic on its own: it commits without BEGIN and COMMIT around it.
+    const single = rows.length === 1 && rows[0]!.uniqueKey === null;
+    const written = single ? this.exclusive(() => insertRows(this.stmts, rows)) : this.write(() => insertRows(this.stmts, rows));
+    return written.then((ids) => (this.wakeSoon(rows), ids));
   }
 
   /** A `tx` on another database would put the work where no worker of this store looks. */
@@ -209,6 +219,11 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
     return this.write(() => claimRows(this.stmts, pool, opts));
+  }
+
+  /** One write transaction, no read-back: see complete.ts. */
+  complete(pool: string, writes: readonly CompletionWrite[], now: number, claim: ClaimOptions | null): Promise<CompleteResult> {
+    return this.write(() => completeRows(this.stmts, pool, writes, now, claim));
   }
 
   heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult> {

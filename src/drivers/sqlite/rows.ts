@@ -1,7 +1,7 @@
 /**
  * Mapping between SQLite rows (snake_case, integers for booleans) and the driver's WorkRow.
  */
-import type { WorkRow, NewWork, OnCompleteState, PoolConfig } from "../../driver/driver.js";
+import type { ClaimOptions, WorkRow, NewWork, OnCompleteState, PoolConfig } from "../../driver/driver.js";
 import type { LogLevel } from "../../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
 
@@ -42,6 +42,78 @@ export interface SqlitePoolRow {
   max_parallelism: number;
   log_level: string;
   key_parallelism: number | null;
+}
+
+/**
+ * The columns a claim returns: the ones a worker needs that the claim did not write
+ * itself (the rest of a claimed row follows from the claim, see toClaimedRow).
+ */
+export const CLAIMED_COLUMNS =
+  "id, kind, fn_name, name, args, run_at, enqueued_at, attempt, retry, timeout_ms, on_complete, context, cancel_requested, priority, key";
+
+/** A row as a claim returns it (CLAIMED_COLUMNS). */
+export type SqliteClaimedRow = Pick<
+  SqliteWorkRow,
+  | "id"
+  | "kind"
+  | "fn_name"
+  | "name"
+  | "args"
+  | "run_at"
+  | "enqueued_at"
+  | "attempt"
+  | "retry"
+  | "timeout_ms"
+  | "on_complete"
+  | "context"
+  | "cancel_requested"
+  | "priority"
+  | "key"
+>;
+
+/** The last retry text parsed: rows enqueued together share it, and a claim takes them together. */
+let lastRetry: { text: string; value: RetryBehavior } | null = null;
+
+function parseRetry(text: string | null): RetryBehavior | null {
+  if (text === null) return null;
+  if (lastRetry?.text !== text) lastRetry = { text, value: JSON.parse(text) as RetryBehavior };
+  // A copy: callers own the rows they get.
+  return { ...lastRetry.value };
+}
+
+/**
+ * A claimed row of `pool`: running for `opts.workerId` since `opts.now`, never finished
+ * (so no result and no onComplete bookkeeping yet).
+ */
+export function toClaimedRow(r: SqliteClaimedRow, pool: string, opts: ClaimOptions): WorkRow {
+  return {
+    id: r.id,
+    pool,
+    kind: r.kind as WorkKind,
+    fnName: r.fn_name,
+    name: r.name,
+    args: r.args,
+    state: "running",
+    runAt: r.run_at,
+    enqueuedAt: r.enqueued_at,
+    attempt: r.attempt,
+    retry: parseRetry(r.retry),
+    timeoutMs: r.timeout_ms,
+    onComplete: r.on_complete,
+    context: r.context,
+    cancelRequested: r.cancel_requested !== 0,
+    workerId: opts.workerId,
+    leaseUntil: opts.leaseUntil,
+    startedAt: opts.now,
+    result: null,
+    finishedAt: null,
+    ocState: "none",
+    ocAttempts: 0,
+    ocRunAt: null,
+    ocError: null,
+    priority: r.priority,
+    key: r.key,
+  };
 }
 
 /** Converts a stored row. */
@@ -95,6 +167,36 @@ export function insertParams(w: NewWork): Record<string, string | number | null>
     key: w.key,
     unique_key: w.uniqueKey,
   };
+}
+
+/** The last retry behaviour stored: the rows of one batch share it. */
+let lastStored: { value: RetryBehavior; text: string } | null = null;
+
+function retryText(retry: RetryBehavior | null): string | null {
+  if (retry === null) return null;
+  if (lastStored?.value !== retry) lastStored = { value: retry, text: JSON.stringify(retry) };
+  return lastStored.text;
+}
+
+/** Parameters of the positional insert statement (insertWorkRow) for one new row, in its column order. */
+export function insertValues(w: NewWork): (string | number | null)[] {
+  return [
+    w.id,
+    w.pool,
+    w.kind,
+    w.fnName,
+    w.name,
+    w.args,
+    w.runAt,
+    w.enqueuedAt,
+    retryText(w.retry),
+    w.timeoutMs,
+    w.onComplete,
+    w.context,
+    w.priority,
+    w.key,
+    w.uniqueKey,
+  ];
 }
 
 /** Converts a pool row. */

@@ -48,7 +48,10 @@ export class SqliteTxOps implements TxOps<Database> {
 
   async finish(rows: readonly FinishWrite[]): Promise<void> {
     for (const r of rows) {
-      this.stmts.finish.run({ id: r.id, result: r.result, finished_at: r.finishedAt, oc_state: r.ocState, entry: r.attemptEntry ?? null });
+      const params = { id: r.id, result: r.result, finished_at: r.finishedAt, entry: r.attemptEntry ?? null };
+      // A running row's oc_state is 'none': written only when it changes (see the statements).
+      if (r.ocState === "none") this.stmts.finish.run(params);
+      else this.stmts.finishOnComplete.run({ ...params, oc_state: r.ocState });
     }
   }
 
