@@ -47,7 +47,7 @@ async function main(): Promise<number> {
     const seed = o.seed ?? Math.floor(Math.random() * 1_000_000_000);
     const store = await createSimStore(o.store);
     try {
-      const r = await runSeed({ seed, store, steps: o.steps, faults: o.faults });
+      const r = await runSeed({ seed, store, steps: o.steps, faults: o.faults, traceLines: 5000 });
       if (!r.ok) {
         console.log(describeFailure(r, o.steps, o.faults));
         return 1;

@@ -35,6 +35,8 @@ interface Known {
   result: string | null;
   /** The attempt when the work finished or a cancel was asked: no attempt may start after it. */
   frozenAt: number | null;
+  /** The step that first saw it finished or canceled. */
+  frozenStep: number | null;
   deleted: boolean;
 }
 
@@ -78,12 +80,13 @@ export class Checker {
     obs: Observations,
   ): void {
     const byId = new Map(rows.map((r) => [r.id, r]));
+    // An attempt starts in the step that claimed it: one starting later was claimed after the cancel.
     for (const s of obs.started) {
       const k = this.known.get(s.id);
-      if (k?.frozenAt != null && s.attempt > k.frozenAt) {
+      if (k?.frozenStep != null) {
         throw new Violation(
           "cancel-final",
-          `${this.label(s.id)} started attempt ${s.attempt} after it finished or was canceled at attempt ${k.frozenAt}`,
+          `${this.label(s.id)} started attempt ${s.attempt} after it finished or was canceled (at attempt ${k.frozenAt})`,
         );
       }
     }
@@ -104,7 +107,7 @@ export class Checker {
     }
     let running = 0;
     for (const row of rows) {
-      this.checkRow(row, apps.get(row.id) ?? 0, ocs.get(row.id) ?? [], obs);
+      this.checkRow(step, row, apps.get(row.id) ?? 0, ocs.get(row.id) ?? [], obs);
       if (row.state === "running") {
         running++;
         const key = `${row.id}#${row.attempt}`;
@@ -120,7 +123,7 @@ export class Checker {
     for (const { id, status } of obs.statuses) this.checkStatus(id, status, byId.get(id));
   }
 
-  private checkRow(row: WorkRow, apps: number, ocs: string[], obs: Observations): void {
+  private checkRow(step: number, row: WorkRow, apps: number, ocs: string[], obs: Observations): void {
     const name = this.label(row.id);
     const k = this.known.get(row.id);
     if (k?.result != null) {
@@ -134,13 +137,16 @@ export class Checker {
         `${name} reached attempt ${row.attempt} after it finished or was canceled at attempt ${k.frozenAt}`,
       );
     }
-    const entry: Known = k ?? { last: row, result: null, frozenAt: null, deleted: false };
+    const entry: Known = k ?? { last: row, result: null, frozenAt: null, frozenStep: null, deleted: false };
     entry.last = row;
     if (row.state === "finished" && entry.result === null) {
       entry.result = row.result;
       this.checkResult(row, JSON.parse(row.result!) as RunResult, obs);
     }
-    if (entry.frozenAt === null && (row.state === "finished" || row.cancelRequested)) entry.frozenAt = row.attempt;
+    if (entry.frozenAt === null && (row.state === "finished" || row.cancelRequested)) {
+      entry.frozenAt = row.attempt;
+      entry.frozenStep = step;
+    }
     this.known.set(row.id, entry);
     const args = JSON.parse(row.args) as WorkArgs;
     const result = row.result === null ? null : (JSON.parse(row.result) as RunResult);

@@ -22,6 +22,8 @@ export interface RunOptions {
   processFaults?: boolean;
   /** A deliberately broken driver, for the simulator's own tests. */
   variant?: Variant;
+  /** Trace lines kept for the report (default 60). */
+  traceLines?: number;
 }
 
 /** How a run ended. */
@@ -48,6 +50,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
     processFaults: options.processFaults ?? true,
     steps: options.steps,
     variant: options.variant,
+    traceLines: options.traceLines,
   });
   const base = { seed: options.seed, store: options.store.kind };
   try {

@@ -32,11 +32,12 @@ export interface SchedulerOptions {
   processFaults: boolean;
   steps?: number;
   variant?: Variant;
+  traceLines?: number;
 }
 
 /** Steps one run. */
 export class Scheduler implements OpHost {
-  readonly trace = new Trace();
+  readonly trace: Trace;
   readonly rng: Rng;
   readonly time = new SimTime(Date.UTC(2030, 0, 1));
   readonly config: ProcessConfig;
@@ -77,6 +78,7 @@ export class Scheduler implements OpHost {
 
   constructor(options: SchedulerOptions) {
     this.options = options;
+    this.trace = new Trace(options.traceLines);
     this.rng = new Rng(options.seed);
     const base = options.store;
     this.store = options.variant ? { ...base, driver: options.variant.wrap(base.driver) } : base;
