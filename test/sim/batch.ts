@@ -18,6 +18,7 @@ export interface BatchReport {
   faults: number;
   crashes: number;
   steps: number;
+  lateResults: number;
 }
 
 /** Options of a batch. */
@@ -45,6 +46,7 @@ export async function runBatch(o: BatchOptions): Promise<BatchReport> {
     faults: 0,
     crashes: 0,
     steps: 0,
+    lateResults: 0,
   };
   const t0 = performance.now();
   try {
@@ -55,6 +57,7 @@ export async function runBatch(o: BatchOptions): Promise<BatchReport> {
       out.faults += r.faults;
       out.crashes += r.crashes;
       out.steps += r.steps;
+      out.lateResults += r.lateResults;
       o.progress?.(i + 1, r);
       if (!r.ok) {
         out.failures.push(r);

@@ -79,7 +79,7 @@ async function main(): Promise<number> {
   const perSec = r.seeds / (r.ms / 1000);
   console.log(
     `sim: ${r.seeds} seeds (${first}..${first + r.seeds - 1}) on ${o.store} in ${(r.ms / 1000).toFixed(1)} s (${perSec.toFixed(1)} seeds/s): ` +
-      `${r.steps} steps, ${r.works} works, ${r.faults} faults, ${r.crashes} crashes, ${r.failures.length} failing`,
+      `${r.steps} steps, ${r.works} works, ${r.faults} faults, ${r.crashes} crashes, ${r.lateResults} late results ignored, ${r.failures.length} failing`,
   );
   const failing = r.failures[0];
   if (!failing) return 0;

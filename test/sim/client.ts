@@ -34,7 +34,7 @@ export class Client {
       this.s.obs.cancelAsked.add(id);
       trace.add(`${head} cancel(${trace.label(id)})`);
       void this.s.track(proc, proc.pool.cancel(id)).then(
-        (did) => did && this.s.obs.canceledTrue.add(id),
+        (did) => did && this.s.obs.canceledTrue.set(id, this.s.step),
         () => undefined,
       );
       return;
@@ -100,7 +100,14 @@ export class Client {
       stop: stoppable.length ? 1 : 0,
       start: startable.length ? 1 : 0,
       spawn: live.length < this.s.slots ? 1 : 0,
+      pause: live.length && this.s.faultRate > 0 ? 2 : 0,
     });
+    if (what === "pause") {
+      const p = rng.pick(live);
+      p.pausedUntil = this.s.time.now() + this.s.config.leaseMs + rng.int(1, this.s.config.leaseMs);
+      if (rng.chance(0.5)) p.heartbeatsHeldUntil = p.pausedUntil + this.s.config.leaseMs;
+      return trace.add(`${this.s.head()} ${p.label} paused until t+${p.pausedUntil - this.s.time.start}`);
+    }
     if (what === "crash") return this.s.kill(rng.pick(live), "killed");
     if (what === "start") return this.start(rng.pick(startable));
     if (what === "spawn") return void this.s.spawn();

@@ -42,8 +42,8 @@ interface Known {
 
 /** What the checker learns besides the rows: the application's calls and what they said. */
 export interface Observations {
-  /** Works a cancel() call answered true for. */
-  canceledTrue: Set<string>;
+  /** Works a cancel() call answered true for, with the step of the answer. */
+  canceledTrue: Map<string, number>;
   /** Works a cancel() was asked for (whatever it answered). */
   cancelAsked: Set<string>;
   /** Cutoffs of cancelAll() calls made. */
@@ -52,8 +52,8 @@ export interface Observations {
   statuses: { id: string; status: Status | "unknown" }[];
   /** Ids enqueue resolved with. */
   enqueued: string[];
-  /** Action attempts that started in the step. */
-  started: { id: string; attempt: number }[];
+  /** Action attempts that started since the last check, with their step. */
+  started: { id: string; attempt: number; step: number }[];
 }
 
 /** Checks the invariants of one pool, step by step. */
@@ -83,6 +83,10 @@ export class Checker {
     // An attempt starts in the step that claimed it: one starting later was claimed after the cancel.
     for (const s of obs.started) {
       const k = this.known.get(s.id);
+      const answered = obs.canceledTrue.get(s.id);
+      if (answered !== undefined && s.step > answered) {
+        throw new Violation("cancel-final", `${this.label(s.id)} started attempt ${s.attempt} after cancel() said it canceled it`);
+      }
       if (k?.frozenStep != null) {
         throw new Violation(
           "cancel-final",
@@ -139,6 +143,12 @@ export class Checker {
     }
     const entry: Known = k ?? { last: row, result: null, frozenAt: null, frozenStep: null, deleted: false };
     entry.last = row;
+    if (row.state === "finished" && entry.result === null && k?.last.state === "pending") {
+      // Only a cancel finishes pending work; an attempt's result on it came from an attempt that was not current.
+      const result = JSON.parse(row.result!) as RunResult;
+      if (result.kind !== "canceled")
+        throw new Violation("fenced", `${name} went from pending to finished ${result.kind}: a late result was written`);
+    }
     if (row.state === "finished" && entry.result === null) {
       entry.result = row.result;
       this.checkResult(row, JSON.parse(row.result!) as RunResult, obs);

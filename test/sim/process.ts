@@ -10,8 +10,6 @@ import { faultyDriver, type OpHost, type ProcHandle } from "./faulty-driver.js";
 import type { SimStore } from "./stores.js";
 import { defineWorkload, type WorkloadHooks } from "./workload.js";
 
-const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-
 /** Options every process of a run shares. */
 export interface ProcessConfig {
   pool: string;
@@ -29,6 +27,10 @@ export class SimProcess implements ProcHandle {
   dead = false;
   /** Whether start() was called and no stop() since. */
   started = false;
+  /** Frozen until this time (a long GC pause, a stalled VM): none of its calls or attempts move. */
+  pausedUntil = 0;
+  /** Its heartbeats are held back until this time (a slow connection): its leases may lapse while it works. */
+  heartbeatsHeldUntil = 0;
   /** A start/stop/runOnce in flight: no other is issued meanwhile. */
   busy = false;
   readonly pool: Workpool<unknown>;
@@ -44,6 +46,8 @@ export class SimProcess implements ProcHandle {
     random: () => number,
     config: ProcessConfig,
     hooks: WorkloadHooks,
+    /** Receives the pool's warnings and errors (the trace keeps the telling ones). */
+    log: (proc: SimProcess, level: "warn" | "error", message: string) => void,
   ) {
     const driver = faultyDriver(sim.driver, this, host);
     const store: Store<unknown> = { dialect: sim.kind, migrate: () => Promise.resolve(), close: () => Promise.resolve(), [DRIVER]: driver };
@@ -58,8 +62,13 @@ export class SimProcess implements ProcHandle {
       defaultRetryBehavior: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
       clock: clockView(this),
       random,
-      logger: silent,
-      logLevel: "ERROR",
+      logger: {
+        debug: () => undefined,
+        info: () => undefined,
+        warn: (m: string) => log(this, "warn", m),
+        error: (m: string) => log(this, "error", m),
+      },
+      logLevel: "WARN",
       ...(config.concurrency === undefined ? {} : { concurrency: config.concurrency }),
     });
     this.handlers = defineWorkload(this.pool, label, hooks);

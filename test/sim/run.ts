@@ -39,6 +39,8 @@ export interface RunReport {
   works: number;
   faults: number;
   crashes: number;
+  /** Results of attempts no longer current that the pool ignored (fenced). */
+  lateResults: number;
 }
 
 /** Runs one seed to its end (or its first violation). */

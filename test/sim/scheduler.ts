@@ -44,7 +44,7 @@ export class Scheduler implements OpHost {
   readonly procs: SimProcess[] = [];
   readonly actions: ActionCall[] = [];
   readonly obs: Observations = {
-    canceledTrue: new Set(),
+    canceledTrue: new Map(),
     cancelAsked: new Set(),
     cancelAllCutoffs: [],
     statuses: [],
@@ -69,6 +69,7 @@ export class Scheduler implements OpHost {
   private readonly steps: number;
   private stepNo = 0;
   private faultCount = 0;
+  private lateResults = 0;
   /** The pool's stored configuration at the last check. */
   storedConfig: PoolConfig | null = null;
   /** Set when a store call ran since the last check. */
@@ -115,8 +116,14 @@ export class Scheduler implements OpHost {
   }
 
   /** Counts for the report. */
-  figures(): { steps: number; works: number; faults: number; crashes: number } {
-    return { steps: this.stepNo, works: this.trace.ids().length, faults: this.faultCount, crashes: this.crashCount };
+  figures(): { steps: number; works: number; faults: number; crashes: number; lateResults: number } {
+    return {
+      steps: this.stepNo,
+      works: this.trace.ids().length,
+      faults: this.faultCount,
+      crashes: this.crashCount,
+      lateResults: this.lateResults,
+    };
   }
 
   /** Kills every process; the shared store stays open for the next run. */
@@ -150,11 +157,26 @@ export class Scheduler implements OpHost {
       () => random.next(),
       this.config,
       this.hooks,
+      (p, level, message) => this.logged(p, level, message),
     );
     this.procs.push(proc);
     this.trace.add(`${this.head()} spawn ${proc.label}`);
     if (!stepped) this.client.start(proc);
     return proc;
+  }
+
+  /** Late results the pool ignored, leases it lost and rescues go to the trace. */
+  private logged(p: SimProcess, _level: string, message: string): void {
+    if (p.dead) return;
+    const m = /ignoring the result of (\w+) attempt (\d+)|lost the lease of (\w+) attempt (\d+)|rescued (\d+) attempt/.exec(message);
+    if (!m) return;
+    if (m[1]) this.lateResults++;
+    const what = m[1]
+      ? `ignored the late result of ${this.trace.label(m[1])}#${m[2]}`
+      : m[3]
+        ? `lost the lease of ${this.trace.label(m[3])}#${m[4]}`
+        : `rescued ${m[5]}`;
+    this.trace.add(`${this.head()} ${p.label} ${what}`);
   }
 
   // ---- OpHost
@@ -191,6 +213,11 @@ export class Scheduler implements OpHost {
     return call;
   }
 
+  /** The number of the current step. */
+  get step(): number {
+    return this.stepNo;
+  }
+
   /** The trace prefix of the current step. */
   head(): string {
     return `#${this.stepNo} t+${this.time.now() - Date.UTC(2030, 0, 1)}`;
@@ -201,7 +228,7 @@ export class Scheduler implements OpHost {
   private actionStarted(call: ActionCall): void {
     this.actions.push(call);
     this.activity++;
-    this.obs.started.push({ id: call.workId, attempt: call.attempt });
+    this.obs.started.push({ id: call.workId, attempt: call.attempt, step: this.stepNo });
     this.trace.add(`${this.head()} ${call.procLabel} starts ${this.trace.label(call.workId)}#${call.attempt} (${call.args.b})`);
     call.signal.addEventListener("abort", () => this.dropAction(call), { once: true });
   }
@@ -213,13 +240,22 @@ export class Scheduler implements OpHost {
 
   /** Actions a step may settle: of live processes, not hanging. */
   private settleable(): ActionCall[] {
-    const live = new Set(this.live().map((p) => p.label));
+    const now = this.time.now();
+    const live = new Set(
+      this.live()
+        .filter((p) => this.draining || p.pausedUntil <= now)
+        .map((p) => p.label),
+    );
     return this.actions.filter((a) => live.has(a.procLabel) && a.args.b !== "hang");
   }
 
   private eligibleOps(): SimOp[] {
     const now = this.time.now();
-    return this.ops.filter((o) => this.draining || o.notBefore <= now);
+    const held = (o: SimOp): boolean => {
+      const p = o.proc as SimProcess;
+      return o.notBefore > now || p.pausedUntil > now || (o.method === "heartbeat" && p.heartbeatsHeldUntil > now);
+    };
+    return this.ops.filter((o) => this.draining || !held(o));
   }
 
   private async randomStep(): Promise<void> {

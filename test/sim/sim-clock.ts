@@ -16,7 +16,7 @@ export class SimTime {
   readonly clock: ManualClock;
   private readonly timers = new Set<ViewTimer>();
 
-  constructor(start: number) {
+  constructor(readonly start: number) {
     this.clock = new ManualClock(start);
   }
 
