@@ -18,7 +18,8 @@ export type InvariantName =
   | "fenced"
   | "status"
   | "retention"
-  | "nothing-lost";
+  | "nothing-lost"
+  | "no-busy-poll";
 
 /** A broken invariant. */
 export class Violation extends Error {

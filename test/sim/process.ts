@@ -31,6 +31,8 @@ export class SimProcess implements ProcHandle {
   pausedUntil = 0;
   /** Its heartbeats are held back until this time (a slow connection): its leases may lapse while it works. */
   heartbeatsHeldUntil = 0;
+  /** Timers of no delay it set since its last store call: a worker that keeps doing so busy-polls. */
+  zeroTimers = 0;
   /** A start/stop/runOnce in flight: no other is issued meanwhile. */
   busy = false;
   readonly pool: Workpool<unknown>;

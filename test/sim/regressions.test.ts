@@ -9,9 +9,9 @@ import { createSimStore, type SimStore, type StoreKind } from "./stores.js";
 
 const SEEDS: { seed: number; store: StoreKind; bug: string }[] = [
   {
-    seed: 69,
+    seed: 91,
     store: "sqlite",
-    bug: "a stopping worker handed back a claimed attempt whose work a cancelAll had just marked; another worker ran it again",
+    bug: "a stopping worker handed back a claimed attempt whose work was canceled meanwhile; another worker ran it again",
   },
 ];
 

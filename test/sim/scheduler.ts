@@ -22,6 +22,8 @@ const WAKES = new Set(["insertWork", "insertAndClaim", "ensurePool"]);
 /** Longest real time one store call may take before the run counts as deadlocked. */
 const CALL_DEADLINE_MS = 15_000;
 const DRAIN_STEPS = 3000;
+/** Timers of no delay one process may set in a row, with no store call between, before it counts as busy-polling. */
+const BUSY_TIMERS = 20;
 let runCounter = 0;
 
 /** What a scheduler runs. */
@@ -153,6 +155,9 @@ export class Scheduler implements OpHost {
         this.time.view(
           () => !p.dead,
           () => this.activity++,
+          (ms) => {
+            if (ms <= 0) p.zeroTimers++;
+          },
         ),
       () => random.next(),
       this.config,
@@ -183,6 +188,7 @@ export class Scheduler implements OpHost {
 
   queue(op: Omit<SimOp, "seq" | "notBefore">): void {
     this.ops.push({ ...op, seq: this.seq++, notBefore: 0 });
+    (op.proc as SimProcess).zeroTimers = 0;
     this.activity++;
   }
 
@@ -365,6 +371,14 @@ export class Scheduler implements OpHost {
   private async endStep(force = false): Promise<WorkRow[] | null> {
     await this.settle();
     this.stepNo++;
+    for (const p of this.live()) {
+      if (p.zeroTimers > BUSY_TIMERS) {
+        throw new Violation(
+          "no-busy-poll",
+          `${p.label} set ${p.zeroTimers} timers of no delay in a row without a store call: it polls in a busy loop`,
+        );
+      }
+    }
     if (!force && !this.wrote) return null;
     this.wrote = false;
     const pool = this.config.pool;

@@ -26,10 +26,11 @@ export class SimTime {
   }
 
   /** A process's view: its timers fire only while `alive()` says so. */
-  view(alive: () => boolean, onTimer: () => void): Clock {
+  view(alive: () => boolean, onTimer: () => void, onSet: (ms: number) => void = () => undefined): Clock {
     return {
       now: () => this.clock.now(),
       setTimeout: (fn, ms) => {
+        onSet(ms);
         const t: ViewTimer = { at: this.clock.now() + Math.max(0, ms), inner: null as unknown as TimerHandle };
         t.inner = this.clock.setTimeout(() => {
           this.timers.delete(t);
