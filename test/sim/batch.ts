@@ -1,0 +1,110 @@
+/**
+ * Runs many seeds on one store and, for a failing seed, shrinks it: fewer steps, fewer
+ * kinds of fault, while the same invariant still breaks.
+ */
+import { FAULT_KINDS, type FaultKind } from "./faulty-driver.js";
+import { describeFailure, runSeed, type RunReport } from "./run.js";
+import { createSimStore, type StoreKind } from "./stores.js";
+import type { Variant } from "./variants.js";
+
+/** What a batch found. */
+export interface BatchReport {
+  store: StoreKind;
+  seeds: number;
+  firstSeed: number;
+  failures: RunReport[];
+  ms: number;
+  works: number;
+  faults: number;
+  crashes: number;
+  steps: number;
+  lateResults: number;
+}
+
+/** Options of a batch. */
+export interface BatchOptions {
+  store: StoreKind;
+  firstSeed: number;
+  seeds: number;
+  variant?: Variant;
+  /** Stop at the first failure (default true). */
+  stopAtFailure?: boolean;
+  /** Called after each seed. */
+  progress?: (done: number, report: RunReport) => void;
+}
+
+/** Runs seeds firstSeed, firstSeed+1, ... on one store. */
+export async function runBatch(o: BatchOptions): Promise<BatchReport> {
+  const store = await createSimStore(o.store);
+  const out: BatchReport = {
+    store: o.store,
+    seeds: 0,
+    firstSeed: o.firstSeed,
+    failures: [],
+    ms: 0,
+    works: 0,
+    faults: 0,
+    crashes: 0,
+    steps: 0,
+    lateResults: 0,
+  };
+  const t0 = performance.now();
+  try {
+    for (let i = 0; i < o.seeds; i++) {
+      const r = await runSeed({ seed: o.firstSeed + i, store, variant: o.variant });
+      out.seeds++;
+      out.works += r.works;
+      out.faults += r.faults;
+      out.crashes += r.crashes;
+      out.steps += r.steps;
+      out.lateResults += r.lateResults;
+      o.progress?.(i + 1, r);
+      if (!r.ok) {
+        out.failures.push(r);
+        if (o.stopAtFailure ?? true) break;
+      }
+    }
+  } finally {
+    out.ms = performance.now() - t0;
+    await store.close();
+  }
+  return out;
+}
+
+/** A failing run made smaller: the fewest steps and fault kinds that still break the same invariant. */
+export interface Shrunk {
+  report: RunReport;
+  steps: number;
+  faults: FaultKind[];
+}
+
+/** Shrinks a failing seed on a fresh store of the same kind. */
+export async function shrink(failing: RunReport, variant?: Variant): Promise<Shrunk> {
+  const store = await createSimStore(failing.store as StoreKind);
+  try {
+    const fails = async (steps: number, faults: FaultKind[]): Promise<RunReport | null> => {
+      const r = await runSeed({ seed: failing.seed, store, steps, faults, variant });
+      return !r.ok && r.invariant === failing.invariant ? r : null;
+    };
+    let best: Shrunk = { report: failing, steps: failing.steps, faults: [...FAULT_KINDS] };
+    // Fewer steps of the random phase: halve while it still fails, then walk down.
+    for (let steps = Math.floor(best.steps / 2); steps >= 1; steps = Math.floor(steps / 2)) {
+      const r = await fails(steps, best.faults);
+      if (!r) break;
+      best = { report: r, steps, faults: best.faults };
+    }
+    for (const f of FAULT_KINDS) {
+      const faults = best.faults.filter((x) => x !== f);
+      const r = await fails(best.steps, faults);
+      if (r) best = { report: r, steps: best.steps, faults };
+    }
+    return best;
+  } finally {
+    await store.close();
+  }
+}
+
+/** A failure with its shrunk form, as printed. */
+export function describeShrunk(s: Shrunk): string {
+  return `shrunk to ${s.steps} steps, faults ${s.faults.join(",") || "none"}:\n${describeFailure(s.report, s.steps, s.faults)}`;
+}

@@ -1,0 +1,163 @@
+/**
+ * The application side of a run: enqueues, cancels, cancelAll, configure and status
+ * calls at random moments, and the process life cycle (crash, graceful stop, restart).
+ * Calls are not awaited: they go on through the scheduler's steps like any other work.
+ */
+import { UnknownWorkError } from "../../src/index.js";
+import type { SimProcess } from "./process.js";
+import type { Scheduler } from "./scheduler.js";
+import { actionArgs, mutationArgs, type OcContext } from "./workload.js";
+
+/** Makes the application's calls of one run. */
+export class Client {
+  private unpausing = false;
+
+  constructor(private readonly s: Scheduler) {}
+
+  /** One random application call from a random live process. */
+  userStep(): void {
+    const { rng, trace } = this.s;
+    const proc = rng.pick(this.s.live());
+    const ids = trace.ids();
+    const what = rng.weighted({
+      enqueue: 5,
+      batch: 1,
+      cancel: ids.length ? 2 : 0,
+      cancelAll: 0.3,
+      configure: 1,
+      status: ids.length ? 2 : 0,
+    });
+    const head = `${this.s.head()} ${proc.label}`;
+    if (what === "enqueue" || what === "batch") return this.enqueue(proc, what === "batch", head);
+    if (what === "cancel") {
+      const id = rng.pick(ids);
+      this.s.obs.cancelAsked.add(id);
+      trace.add(`${head} cancel(${trace.label(id)})`);
+      void this.s.track(proc, proc.pool.cancel(id)).then(
+        (did) => did && this.s.obs.canceledTrue.set(id, this.s.step),
+        () => undefined,
+      );
+      return;
+    }
+    if (what === "cancelAll") {
+      const before = this.s.time.now() + 1;
+      this.s.obs.cancelAllCutoffs.push(before);
+      trace.add(`${head} cancelAll`);
+      void this.s.track(proc, proc.pool.cancelAll({ before })).catch(() => undefined);
+      return;
+    }
+    if (what === "configure") {
+      const maxParallelism = rng.weighted({ 0: 1, 1: 2, 2: 2, 3: 1, 4: 1 });
+      trace.add(`${head} configure maxParallelism ${maxParallelism}`);
+      void this.s.track(proc, proc.pool.configure({ maxParallelism: Number(maxParallelism) })).catch(() => undefined);
+      return;
+    }
+    const id = rng.pick(ids);
+    trace.add(`${head} status(${trace.label(id)})`);
+    void this.s.track(proc, proc.pool.status(id)).then(
+      (status) => this.s.obs.statuses.push({ id, status }),
+      (e: unknown) => e instanceof UnknownWorkError && this.s.obs.statuses.push({ id, status: "unknown" }),
+    );
+  }
+
+  private enqueue(proc: SimProcess, batch: boolean, head: string): void {
+    const { rng, trace } = this.s;
+    const mutation = !batch && rng.chance(0.25);
+    const options: Record<string, unknown> = {};
+    if (rng.chance(0.25)) options.runAfter = rng.int(50, 3000);
+    if (rng.chance(0.5)) {
+      options.onComplete = proc.handlers.oc;
+      options.context = { t: rng.weighted({ 0: 6, 1: 2, 2: 1 }) === "0" ? 0 : rng.int(1, 2) } satisfies OcContext;
+    }
+    if (!mutation && rng.chance(0.5)) options.retry = true;
+    const list = Array.from({ length: batch ? rng.int(2, 5) : 1 }, () => (mutation ? mutationArgs(rng) : actionArgs(rng)));
+    // A hanging action ends only by its timeout (or a cancel).
+    if (!mutation && list.some((a) => a.b === "hang")) options.timeoutMs = rng.int(100, 800);
+    const { act, mut } = proc.handlers;
+    const call = mutation
+      ? proc.pool.enqueueMutation(mut, list[0]!, options).then((id) => [id])
+      : batch
+        ? proc.pool.enqueueActionBatch(act, list, options)
+        : proc.pool.enqueueAction(act, list[0]!, options).then((id) => [id]);
+    trace.add(`${head} enqueue ${list.map((a) => a.b).join(",")} ${JSON.stringify({ ...options, onComplete: undefined })}`);
+    void this.s.track(proc, call).then(
+      (ids) => {
+        for (const id of ids) trace.label(id);
+        this.s.obs.enqueued.push(...ids);
+      },
+      () => undefined,
+    );
+  }
+
+  /** Crash, graceful stop, or (re)start of a process. */
+  processStep(): void {
+    const { rng, trace } = this.s;
+    const live = this.s.live();
+    const stoppable = live.filter((p) => p.started && !p.busy);
+    const startable = live.filter((p) => !p.started && !p.busy && !p.stepped);
+    const what = rng.weighted({
+      crash: live.length ? 1 : 0,
+      stop: stoppable.length ? 1 : 0,
+      start: startable.length ? 1 : 0,
+      spawn: live.length < this.s.slots ? 1 : 0,
+      pause: live.length && this.s.faultRate > 0 ? 2 : 0,
+    });
+    if (what === "pause") {
+      const p = rng.pick(live);
+      p.pausedUntil = this.s.time.now() + this.s.config.leaseMs + rng.int(1, this.s.config.leaseMs);
+      if (rng.chance(0.5)) p.heartbeatsHeldUntil = p.pausedUntil + this.s.config.leaseMs;
+      return trace.add(`${this.s.head()} ${p.label} paused until t+${p.pausedUntil - this.s.time.start}`);
+    }
+    if (what === "crash") return this.s.kill(rng.pick(live), "killed");
+    if (what === "start") return this.start(rng.pick(startable));
+    if (what === "spawn") return void this.s.spawn();
+    const p = rng.pick(stoppable);
+    const timeoutMs = rng.int(0, 1500);
+    p.busy = true;
+    trace.add(`${this.s.head()} ${p.label} stop(${timeoutMs})`);
+    void p.pool
+      .stop({ timeoutMs })
+      .then(
+        () => (p.started = false),
+        () => undefined,
+      )
+      .finally(() => (p.busy = false));
+  }
+
+  /** Starts a process's worker. */
+  start(p: SimProcess): void {
+    p.busy = true;
+    this.s.trace.add(`${this.s.head()} ${p.label} start`);
+    void p.pool
+      .start()
+      .then(
+        () => (p.started = true),
+        () => undefined,
+      )
+      .finally(() => (p.busy = false));
+  }
+
+  /** One runOnce() of a stepped process. */
+  runOnce(p: SimProcess): void {
+    p.busy = true;
+    this.s.trace.add(`${this.s.head()} ${p.label} runOnce`);
+    void p.pool
+      .runOnce()
+      .catch(() => undefined)
+      .finally(() => (p.busy = false));
+  }
+
+  /** In the drain: a paused pool (maxParallelism 0) is resumed, once. */
+  unpause(): void {
+    if (this.unpausing) return;
+    const config = this.s.storedConfig;
+    if (!config || config.maxParallelism > 0) return;
+    const p = this.s.live()[0]!;
+    this.unpausing = true;
+    this.s.trace.add(`${this.s.head()} ${p.label} configure maxParallelism 2 (drain)`);
+    void this.s
+      .track(p, p.pool.configure({ maxParallelism: 2 }))
+      .catch(() => undefined)
+      .finally(() => (this.unpausing = false));
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * The invariants, checked against the stored rows after every step of a run and once
+ * more at its end. Each violation names its invariant, so the simulator's own tests can
+ * tell that a deliberately broken variant was caught by the right one.
+ */
+import type { PoolConfig, WorkRow } from "../../src/driver/driver.js";
+import type { RunResult, Status } from "../../src/types.js";
+import { markedAttempt, type ActionValue, type WorkArgs } from "./workload.js";
+
+/** The names of the invariants. */
+export type InvariantName =
+  | "finish-once"
+  | "right-result"
+  | "mutation-once"
+  | "on-complete-once"
+  | "parallelism"
+  | "cancel-final"
+  | "fenced"
+  | "status"
+  | "retention"
+  | "nothing-lost"
+  | "no-busy-poll";
+
+/** A broken invariant. */
+export class Violation extends Error {
+  constructor(
+    readonly invariant: InvariantName,
+    message: string,
+  ) {
+    super(`${invariant}: ${message}`);
+  }
+}
+
+interface Known {
+  last: WorkRow;
+  result: string | null;
+  /** The attempt when the work finished or a cancel was asked: no attempt may start after it. */
+  frozenAt: number | null;
+  /** The step that first saw it finished or canceled. */
+  frozenStep: number | null;
+  deleted: boolean;
+}
+
+/** What the checker learns besides the rows: the application's calls and what they said. */
+export interface Observations {
+  /** Works a cancel() call answered true for, with the step of the answer. */
+  canceledTrue: Map<string, number>;
+  /** Works a cancel() was asked for (whatever it answered). */
+  cancelAsked: Set<string>;
+  /** Cutoffs of cancelAll() calls made. */
+  cancelAllCutoffs: number[];
+  /** status() answers to compare with the rows of the same step. */
+  statuses: { id: string; status: Status | "unknown" }[];
+  /** Ids enqueue resolved with. */
+  enqueued: string[];
+  /** Action attempts that started since the last check, with their step. */
+  started: { id: string; attempt: number; step: number }[];
+}
+
+/** Checks the invariants of one pool, step by step. */
+export class Checker {
+  private readonly known = new Map<string, Known>();
+  /** Stored limit after each step, with the step it was read at. */
+  private readonly limits: { step: number; limit: number }[] = [];
+  /** First step each running attempt was seen at. */
+  private readonly runningSince = new Map<string, number>();
+
+  constructor(
+    private readonly retentionMs: number,
+    private readonly label: (id: string) => string,
+  ) {}
+
+  /** Checks the rows read after `step`. Throws a Violation. */
+  check(
+    step: number,
+    now: number,
+    rows: WorkRow[],
+    config: PoolConfig | null,
+    apps: Map<string, number>,
+    ocs: Map<string, string[]>,
+    obs: Observations,
+  ): void {
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    // An attempt starts in the step that claimed it: one starting later was claimed after the cancel.
+    for (const s of obs.started) {
+      const k = this.known.get(s.id);
+      const answered = obs.canceledTrue.get(s.id);
+      if (answered !== undefined && s.step > answered) {
+        throw new Violation("cancel-final", `${this.label(s.id)} started attempt ${s.attempt} after cancel() said it canceled it`);
+      }
+      if (k?.frozenStep != null) {
+        throw new Violation(
+          "cancel-final",
+          `${this.label(s.id)} started attempt ${s.attempt} after it finished or was canceled (at attempt ${k.frozenAt})`,
+        );
+      }
+    }
+    for (const [id, k] of this.known) {
+      if (k.deleted || byId.has(id)) continue;
+      const r = k.last;
+      if (r.state !== "finished" || r.finishedAt === null || r.finishedAt > now - this.retentionMs || r.ocState === "pending") {
+        throw new Violation(
+          "retention",
+          `${this.label(id)} was deleted while ${r.state}${r.finishedAt !== null ? `, finished ${now - r.finishedAt} ms ago (retention ${this.retentionMs} ms)` : ""}, onComplete ${r.ocState}`,
+        );
+      }
+      k.deleted = true;
+    }
+    for (const id of obs.enqueued) {
+      if (!byId.has(id) && !this.known.has(id))
+        throw new Violation("nothing-lost", `enqueue resolved with ${this.label(id)}, but no such row is stored`);
+    }
+    let running = 0;
+    for (const row of rows) {
+      this.checkRow(step, row, apps.get(row.id) ?? 0, ocs.get(row.id) ?? [], obs);
+      if (row.state === "running") {
+        running++;
+        const key = `${row.id}#${row.attempt}`;
+        if (!this.runningSince.has(key)) this.runningSince.set(key, step);
+      }
+    }
+    if (config) this.limits.push({ step, limit: config.maxParallelism });
+    let oldest = step;
+    for (const row of rows) if (row.state === "running") oldest = Math.min(oldest, this.runningSince.get(`${row.id}#${row.attempt}`)!);
+    // A lowered limit holds once the attempts started under the old one have ended.
+    const allowed = Math.max(0, ...this.limits.filter((l) => l.step >= oldest - 1).map((l) => l.limit));
+    if (running > allowed) throw new Violation("parallelism", `${running} attempts running, limit ${allowed}`);
+    for (const { id, status } of obs.statuses) this.checkStatus(id, status, byId.get(id));
+  }
+
+  private checkRow(step: number, row: WorkRow, apps: number, ocs: string[], obs: Observations): void {
+    const name = this.label(row.id);
+    const k = this.known.get(row.id);
+    if (k?.result != null) {
+      if (row.state !== "finished" || row.result !== k.result) {
+        throw new Violation("finish-once", `${name} finished with ${k.result}, then became ${row.state} ${row.result ?? ""}`);
+      }
+    }
+    if (k?.frozenAt != null && row.attempt > k.frozenAt) {
+      throw new Violation(
+        "cancel-final",
+        `${name} reached attempt ${row.attempt} after it finished or was canceled at attempt ${k.frozenAt}`,
+      );
+    }
+    const entry: Known = k ?? { last: row, result: null, frozenAt: null, frozenStep: null, deleted: false };
+    entry.last = row;
+    if (row.state === "finished" && entry.result === null && k?.last.state === "pending") {
+      // Only a cancel finishes pending work; an attempt's result on it came from an attempt that was not current.
+      const result = JSON.parse(row.result!) as RunResult;
+      if (result.kind !== "canceled")
+        throw new Violation("fenced", `${name} went from pending to finished ${result.kind}: a late result was written`);
+    }
+    if (row.state === "finished" && entry.result === null) {
+      entry.result = row.result;
+      this.checkResult(row, JSON.parse(row.result!) as RunResult, obs);
+    }
+    if (entry.frozenAt === null && (row.state === "finished" || row.cancelRequested)) {
+      entry.frozenAt = row.attempt;
+      entry.frozenStep = step;
+    }
+    this.known.set(row.id, entry);
+    const args = JSON.parse(row.args) as WorkArgs;
+    const result = row.result === null ? null : (JSON.parse(row.result) as RunResult);
+    if (row.kind === "mutation") {
+      const want = result?.kind === "success" ? 1 : 0;
+      if (apps !== want)
+        throw new Violation("mutation-once", `${name} (${args.b}, ${row.state}) has ${apps} committed app writes, expected ${want}`);
+    }
+    if (ocs.length > 1) throw new Violation("on-complete-once", `${name}'s onComplete committed ${ocs.length} times`);
+    const ocWant = row.onComplete && row.state === "finished" && row.ocState === "done" ? 1 : 0;
+    if (ocs.length !== ocWant)
+      throw new Violation(
+        "on-complete-once",
+        `${name}'s onComplete committed ${ocs.length} times while it is ${row.state}, onComplete ${row.ocState}`,
+      );
+    if (ocWant && ocs[0] !== result!.kind)
+      throw new Violation("on-complete-once", `${name}'s onComplete saw ${ocs[0]}, the work finished ${result!.kind}`);
+  }
+
+  /** The result a work finished with must fit its behaviour, its attempt and the cancels asked. */
+  private checkResult(row: WorkRow, result: RunResult, obs: Observations): void {
+    const name = this.label(row.id);
+    const args = JSON.parse(row.args) as WorkArgs;
+    const cancelAsked = obs.cancelAsked.has(row.id) || obs.cancelAllCutoffs.some((c) => row.enqueuedAt < c);
+    if (obs.canceledTrue.has(row.id) && result.kind !== "canceled") {
+      throw new Violation("right-result", `${name} finished ${result.kind} although cancel() said it canceled it`);
+    }
+    if (result.kind === "canceled" && !cancelAsked)
+      throw new Violation("right-result", `${name} finished canceled, but no cancel was asked`);
+    if (result.kind === "success") {
+      const ok =
+        args.b === "ok" ||
+        args.b === "mok" ||
+        (args.b === "large" && (args.big ?? 0) < 1_000_000) ||
+        (args.b === "throw" && row.attempt >= (args.f ?? Infinity));
+      if (!ok) throw new Violation("right-result", `${name} (${args.b}) finished success at attempt ${row.attempt}`);
+      if (row.kind === "action") {
+        const value = result.returnValue as ActionValue;
+        if (value?.a !== row.attempt)
+          throw new Violation("fenced", `${name} holds the result of attempt ${value?.a} while on attempt ${row.attempt}`);
+      }
+    }
+    if (result.kind === "failed") {
+      const a = markedAttempt(result.error);
+      if (a !== null && a !== row.attempt)
+        throw new Violation("fenced", `${name} holds the failure of attempt ${a} while on attempt ${row.attempt}`);
+      if (a !== null && !["throw", "nonretry", "mthrow"].includes(args.b)) {
+        throw new Violation("right-result", `${name} (${args.b}) failed with a handler error it never throws`);
+      }
+    }
+  }
+
+  private checkStatus(id: string, status: Status | "unknown", row: WorkRow | undefined): void {
+    const name = this.label(id);
+    const k = this.known.get(id);
+    if (status === "unknown") {
+      if (row || k) throw new Violation("status", `status(${name}) said unknown work, but it is stored or was`);
+      return;
+    }
+    if (!row) {
+      if (status.state !== "finished" || !k?.deleted)
+        throw new Violation("status", `status(${name}) said ${status.state}, but the row is gone`);
+      return;
+    }
+    const want = row.state;
+    let same = status.state === want;
+    if (same && status.state === "pending") same = status.previousAttempts === row.attempt;
+    if (same && status.state === "running") same = status.previousAttempts === row.attempt - 1;
+    if (same && status.state === "finished") same = JSON.stringify(status.result) === JSON.stringify(JSON.parse(row.result!));
+    if (!same)
+      throw new Violation("status", `status(${name}) said ${JSON.stringify(status)}, the row is ${row.state} at attempt ${row.attempt}`);
+  }
+
+  /** The end of a drained run: everything finished, every onComplete delivered. */
+  checkEnd(rows: WorkRow[]): void {
+    for (const row of rows) {
+      if (row.state !== "finished")
+        throw new Violation("nothing-lost", `${this.label(row.id)} is still ${row.state} (attempt ${row.attempt}) after the drain`);
+      if (row.ocState === "pending")
+        throw new Violation("nothing-lost", `${this.label(row.id)}'s onComplete is still pending after the drain`);
+    }
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * A seed is a run: replaying it gives the same steps, faults and trace, on both stores.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runSeed } from "./run.js";
+import { createSimStore, type SimStore, type StoreKind } from "./stores.js";
+
+describe.each<StoreKind>(["sqlite", "postgres"])("replay on %s", (kind) => {
+  let store: SimStore;
+  beforeAll(async () => {
+    store = await createSimStore(kind);
+  });
+  afterAll(() => store.close());
+
+  it("runs a seed the same way every time", async () => {
+    for (const seed of [3, 11, 42]) {
+      const a = await runSeed({ seed, store });
+      const b = await runSeed({ seed, store });
+      expect(a.ok).toBe(true);
+      expect(b.trace).toEqual(a.trace);
+      expect([b.steps, b.faults, b.crashes, b.works]).toEqual([a.steps, a.faults, a.crashes, a.works]);
+    }
+  });
+});

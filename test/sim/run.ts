@@ -1,0 +1,87 @@
+/**
+ * One simulated run: a seed builds 1-4 processes of one pool on a real store, a random
+ * workload and a fault schedule; the scheduler (scheduler.ts) steps them and the checker
+ * (invariants.ts) checks every step. The same seed always makes the same run.
+ */
+import type { FaultKind } from "./faulty-driver.js";
+import { FAULT_KINDS } from "./faulty-driver.js";
+import { Violation, type InvariantName } from "./invariants.js";
+import { Scheduler } from "./scheduler.js";
+import type { SimStore } from "./stores.js";
+import type { Variant } from "./variants.js";
+
+/** What to run. */
+export interface RunOptions {
+  seed: number;
+  store: SimStore;
+  /** Steps of the random phase before the drain; default from the seed. */
+  steps?: number;
+  /** Fault kinds that may be injected; default all. */
+  faults?: readonly FaultKind[];
+  /** Whether processes may crash, stop and restart; default true. */
+  processFaults?: boolean;
+  /** A deliberately broken driver, for the simulator's own tests. */
+  variant?: Variant;
+  /** Trace lines kept for the report (default 60). */
+  traceLines?: number;
+}
+
+/** How a run ended. */
+export interface RunReport {
+  seed: number;
+  store: string;
+  steps: number;
+  ok: boolean;
+  invariant?: InvariantName | "error";
+  message?: string;
+  /** The last lines of the trace. */
+  trace: string[];
+  works: number;
+  faults: number;
+  crashes: number;
+  /** Results of attempts no longer current that the pool ignored (fenced). */
+  lateResults: number;
+}
+
+/** Runs one seed to its end (or its first violation). */
+export async function runSeed(options: RunOptions): Promise<RunReport> {
+  const sched = new Scheduler({
+    seed: options.seed,
+    store: options.store,
+    faults: options.faults ?? FAULT_KINDS,
+    processFaults: options.processFaults ?? true,
+    steps: options.steps,
+    variant: options.variant,
+    traceLines: options.traceLines,
+  });
+  const base = { seed: options.seed, store: options.store.kind };
+  try {
+    await sched.run();
+    return { ...base, ok: true, trace: sched.trace.tail(), ...sched.figures() };
+  } catch (e) {
+    const invariant = e instanceof Violation ? e.invariant : "error";
+    const message = e instanceof Error ? e.message : String(e);
+    sched.trace.add(`VIOLATION ${message}`);
+    return { ...base, ok: false, invariant, message, trace: sched.trace.tail(), ...sched.figures() };
+  } finally {
+    await sched.dispose();
+  }
+}
+
+/** The command that replays a report's seed. */
+export function replayCommand(r: RunReport, steps?: number, faults?: readonly FaultKind[]): string {
+  let cmd = `npm run sim -- --seed ${r.seed} --store ${r.store}`;
+  if (steps !== undefined) cmd += ` --steps ${steps}`;
+  if (faults !== undefined) cmd += ` --faults ${faults.length ? faults.join(",") : "none"}`;
+  return cmd;
+}
+
+/** A failing report as text: the violation, the replay command and the trace. */
+export function describeFailure(r: RunReport, steps?: number, faults?: readonly FaultKind[]): string {
+  return [
+    `seed ${r.seed} (${r.store}) broke ${r.invariant}: ${r.message}`,
+    `replay: ${replayCommand(r, steps, faults)}`,
+    "trace (last steps):",
+    ...r.trace.map((l) => `  ${l}`),
+  ].join("\n");
+}

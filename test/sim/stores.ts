@@ -1,0 +1,163 @@
+/**
+ * The real stores a simulation runs on: one SQLite file, or one PostgreSQL schema, per
+ * batch of seeds (each seed uses its own pool name in it). Besides the store, each gives
+ * the checker raw reads of a pool's rows and of the application's own tables.
+ */
+import BetterSqlite3, { type Database } from "better-sqlite3";
+import pg, { type PoolClient } from "pg";
+import { DRIVER, type Driver, type PoolConfig, type Store, type WorkRow } from "../../src/driver/driver.js";
+import { toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "../../src/drivers/sqlite/rows.js";
+import {
+  toPoolConfig as toPgPoolConfig,
+  toWorkRow as toPgWorkRow,
+  type PgPoolRow,
+  type PgWorkRow,
+} from "../../src/drivers/postgres/rows.js";
+import { sqliteStore } from "../../src/drivers/sqlite/index.js";
+import { postgresStore } from "../../src/drivers/postgres/index.js";
+import { DATABASE_URL, dropSchema, randomSchema } from "../postgres/helpers.js";
+import { tempDbPath } from "../helpers/tmp.js";
+
+/** Which store a simulation runs on. */
+export type StoreKind = "sqlite" | "postgres";
+
+/** What the checker reads after a step. */
+export interface Snapshot {
+  rows: WorkRow[];
+  config: PoolConfig | null;
+  /** Rows a mutation wrote in the app table, per work id. */
+  apps: Map<string, number>;
+  /** Result kinds onComplete handlers wrote, per work id. */
+  ocs: Map<string, string[]>;
+}
+
+/** A store plus the raw reads and app writes of the simulator. */
+export interface SimStore {
+  readonly kind: StoreKind;
+  readonly store: Store<unknown>;
+  readonly driver: Driver<unknown>;
+  /** The pool's rows, its stored configuration and the app tables' rows, read together. */
+  snapshot(pool: string): Promise<Snapshot>;
+  /** Writes a mutation's app row inside its transaction. */
+  writeApp(tx: unknown, pool: string, workId: string): Promise<void>;
+  /** Writes an onComplete's row inside its transaction. */
+  writeOc(tx: unknown, pool: string, workId: string, kind: string): Promise<void>;
+  /** An error the driver counts as a lost connection. */
+  connectionError(): Error;
+  close(): Promise<void>;
+}
+
+const APP_TABLES = [
+  "CREATE TABLE sim_app (pool TEXT NOT NULL, work_id TEXT NOT NULL)",
+  "CREATE TABLE sim_oc (pool TEXT NOT NULL, work_id TEXT NOT NULL, kind TEXT NOT NULL)",
+];
+
+function group<R extends { work_id: string }, T>(rows: R[], value: (r: R) => T): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of rows) {
+    const list = out.get(r.work_id) ?? [];
+    list.push(value(r));
+    out.set(r.work_id, list);
+  }
+  return out;
+}
+
+function count(rows: { work_id: string }[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of rows) out.set(r.work_id, (out.get(r.work_id) ?? 0) + 1);
+  return out;
+}
+
+/** A SQLite store on a fresh temporary file. */
+export async function createSqliteSimStore(): Promise<SimStore> {
+  const tmp = tempDbPath("workpool-sim-");
+  // Durability is not what a run tests (its crashes are in-process), speed is: no fsync.
+  const db = new BetterSqlite3(tmp.path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = OFF");
+  const store = sqliteStore({ database: db });
+  const driver = store[DRIVER] as Driver<unknown>;
+  for (const sql of APP_TABLES) db.exec(sql);
+  const work = db.prepare<[string], SqliteWorkRow>("SELECT * FROM workpool_work WHERE pool = ?");
+  const config = db.prepare<[string], SqlitePoolRow>(
+    "SELECT max_parallelism, log_level, key_parallelism FROM workpool_pools WHERE name = ?",
+  );
+  const app = db.prepare<[string], { work_id: string }>("SELECT work_id FROM sim_app WHERE pool = ?");
+  const oc = db.prepare<[string], { work_id: string; kind: string }>("SELECT work_id, kind FROM sim_oc WHERE pool = ?");
+  return {
+    kind: "sqlite",
+    store: store as Store<unknown>,
+    driver,
+    async snapshot(pool) {
+      const cfg = config.get(pool);
+      return {
+        rows: work.all(pool).map(toWorkRow),
+        config: cfg ? toPoolConfig(cfg) : null,
+        apps: count(app.all(pool)),
+        ocs: group(oc.all(pool), (r) => r.kind),
+      };
+    },
+    async writeApp(tx, pool, workId) {
+      (tx as Database).prepare("INSERT INTO sim_app (pool, work_id) VALUES (?, ?)").run(pool, workId);
+    },
+    async writeOc(tx, pool, workId, kind) {
+      (tx as Database).prepare("INSERT INTO sim_oc (pool, work_id, kind) VALUES (?, ?, ?)").run(pool, workId, kind);
+    },
+    connectionError: () => Object.assign(new Error("sim: disk I/O error"), { code: "SQLITE_IOERR" }),
+    async close() {
+      await store.close();
+      db.close();
+      tmp.remove();
+    },
+  };
+}
+
+/** A PostgreSQL store in a fresh schema of the test database; close() drops it. */
+export async function createPostgresSimStore(): Promise<SimStore> {
+  const schema = randomSchema("wp_sim");
+  const app = new pg.Pool({ connectionString: DATABASE_URL, max: 4, options: `-c search_path=${schema}` });
+  app.on("error", () => undefined);
+  const store = postgresStore({ pool: app, schema });
+  await store.migrate();
+  for (const sql of APP_TABLES) await app.query(sql);
+  const driver = store[DRIVER] as Driver<unknown>;
+  return {
+    kind: "postgres",
+    store: store as Store<unknown>,
+    driver,
+    async snapshot(pool) {
+      // One round trip: four statements in one simple query (the pool name is the run's own).
+      const p = `'${pool.replace(/'/g, "''")}'`;
+      const results = (await app.query(
+        `SELECT * FROM "${schema}".work WHERE pool = ${p};
+         SELECT max_parallelism, log_level, key_parallelism FROM "${schema}".pools WHERE name = ${p};
+         SELECT work_id FROM sim_app WHERE pool = ${p};
+         SELECT work_id, kind FROM sim_oc WHERE pool = ${p}`,
+      )) as unknown as pg.QueryResult[];
+      const [work, pools, apps, ocs] = results.map((r) => r.rows);
+      return {
+        rows: (work as PgWorkRow[]).map(toPgWorkRow),
+        config: pools!.length ? toPgPoolConfig(pools![0] as PgPoolRow) : null,
+        apps: count(apps as { work_id: string }[]),
+        ocs: group(ocs as { work_id: string; kind: string }[], (r) => r.kind),
+      };
+    },
+    async writeApp(tx, pool, workId) {
+      await (tx as PoolClient).query("INSERT INTO sim_app (pool, work_id) VALUES ($1, $2)", [pool, workId]);
+    },
+    async writeOc(tx, pool, workId, kind) {
+      await (tx as PoolClient).query("INSERT INTO sim_oc (pool, work_id, kind) VALUES ($1, $2, $3)", [pool, workId, kind]);
+    },
+    connectionError: () => Object.assign(new Error("sim: connection reset"), { code: "ECONNRESET" }),
+    async close() {
+      await store.close();
+      await app.end();
+      await dropSchema(schema);
+    },
+  };
+}
+
+/** A store of the given kind. */
+export function createSimStore(kind: StoreKind): Promise<SimStore> {
+  return kind === "sqlite" ? createSqliteSimStore() : createPostgresSimStore();
+}

@@ -1,0 +1,35 @@
+/**
+ * The trace of a run: one short line per step, kept in a ring so a failure prints the
+ * steps that led to it. Work ids are shown as w1, w2... in the order the run met them.
+ */
+
+/** The trace of one run. */
+export class Trace {
+  private readonly lines: string[] = [];
+  private readonly names = new Map<string, string>();
+
+  constructor(private readonly keep = 60) {}
+
+  /** Adds a line. */
+  add(line: string): void {
+    this.lines.push(line);
+    if (this.lines.length > this.keep) this.lines.shift();
+  }
+
+  /** The short name of a work id. */
+  label(id: string): string {
+    let name = this.names.get(id);
+    if (!name) this.names.set(id, (name = `w${this.names.size + 1}`));
+    return name;
+  }
+
+  /** Ids named so far, in order. */
+  ids(): string[] {
+    return [...this.names.keys()];
+  }
+
+  /** The kept lines. */
+  tail(): string[] {
+    return [...this.lines];
+  }
+}

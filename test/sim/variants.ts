@@ -1,0 +1,238 @@
+/**
+ * Deliberately broken drivers, used only by the simulator's own tests to prove that each
+ * invariant catches the bug it is about (see variants.test.ts). Each wraps the real
+ * driver and breaks one rule of the contract.
+ */
+import type {
+  ClaimOptions,
+  CompleteResult,
+  CompletionWrite,
+  Driver,
+  FinishWrite,
+  PoolConfig,
+  RescheduleWrite,
+  TxOps,
+  WorkRow,
+} from "../../src/driver/driver.js";
+import type { InvariantName } from "./invariants.js";
+
+/** A broken driver, and the invariants that must catch it. */
+export interface Variant {
+  name: string;
+  /** What is broken. */
+  bug: string;
+  /** The invariants allowed to report it (the first is the one it is about). */
+  caughtBy: readonly InvariantName[];
+  wrap<Tx>(driver: Driver<Tx>): Driver<Tx>;
+}
+
+type Method = (...args: never[]) => unknown;
+
+/** The driver with some methods replaced (`real` is the original, bound). */
+function override<Tx>(driver: Driver<Tx>, methods: (real: Driver<Tx>) => Partial<Driver<Tx>>): Driver<Tx> {
+  const replaced = methods(driver) as Record<string, Method>;
+  return new Proxy(driver, {
+    get(target, prop) {
+      if (typeof prop === "string" && prop in replaced) return replaced[prop];
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? (value as Method).bind(target) : value;
+    },
+  });
+}
+
+/** The driver with some transaction operations replaced. */
+function overrideOps<Tx>(driver: Driver<Tx>, methods: (real: TxOps<Tx>) => Partial<TxOps<Tx>>): Driver<Tx> {
+  return override(driver, (real) => ({
+    transaction: <T>(fn: (ops: TxOps<Tx>) => Promise<T>) =>
+      real.transaction((ops) => {
+        const replaced = methods(ops) as Record<string, Method>;
+        const broken = new Proxy(ops, {
+          get(target, prop) {
+            if (typeof prop === "string" && prop in replaced) return replaced[prop];
+            const value: unknown = Reflect.get(target, prop, target);
+            return typeof value === "function" ? (value as Method).bind(target) : value;
+          },
+        });
+        return fn(broken);
+      }),
+  }));
+}
+
+/** complete() as a driver without the attempt fence would write it: any unfinished row takes the outcome. */
+function unfencedComplete<Tx>(
+  real: Driver<Tx>,
+  pool: string,
+  writes: readonly CompletionWrite[],
+  now: number,
+  claim: ClaimOptions | null,
+): Promise<CompleteResult> {
+  return real.transaction(async (ops) => {
+    const rows = new Map(
+      (
+        await ops.lockWork(
+          pool,
+          writes.map((w) => w.id),
+        )
+      ).map((r) => [r.id, r]),
+    );
+    const finishes: FinishWrite[] = [];
+    const retries: RescheduleWrite[] = [];
+    const canceled: string[] = [];
+    for (const w of writes) {
+      const row = rows.get(w.id);
+      if (!row || row.state === "finished") continue;
+      if (row.cancelRequested) canceled.push(w.id);
+      const result = row.cancelRequested ? JSON.stringify({ kind: "canceled" }) : w.result;
+      if (result !== null) finishes.push({ id: w.id, result, finishedAt: now, ocState: "none" });
+      else retries.push({ id: w.id, runAt: w.runAt ?? now });
+    }
+    if (finishes.length) await ops.finish(finishes);
+    if (retries.length) await ops.reschedule(retries);
+    return { stale: [], canceled, claim: claim && ops.claim ? await ops.claim(pool, claim) : null };
+  });
+}
+
+const isCanceled = (w: FinishWrite): boolean => w.result.includes('"canceled"');
+
+/** Every broken variant. */
+export const VARIANTS: readonly Variant[] = [
+  {
+    name: "claim-over-limit",
+    bug: "the claim takes one slot more than maxParallelism",
+    caughtBy: ["parallelism"],
+    wrap: (d) =>
+      override(d, (real) => ({
+        async claim(pool, opts) {
+          const config = (await real.readPoolConfig(pool)) as PoolConfig;
+          await real.ensurePool(pool, config, { maxParallelism: config.maxParallelism + 1 });
+          try {
+            return await real.claim(pool, opts);
+          } finally {
+            await real.ensurePool(pool, config, { maxParallelism: config.maxParallelism });
+          }
+        },
+      })),
+  },
+  {
+    name: "no-attempt-fence",
+    bug: "a driver's complete() writes an outcome whatever attempt the row is on",
+    caughtBy: ["fenced", "finish-once", "cancel-final"],
+    wrap: (d) =>
+      overrideOps(
+        override(d, (real) => ({ complete: (pool, writes, now, claim) => unfencedComplete(real, pool, writes, now, claim) })),
+        (ops) => ({
+          // Work waiting to retry after a lost lease still looks like its old attempt.
+          async lockWork(pool, ids) {
+            return (await ops.lockWork(pool, ids)).map((r) =>
+              r.state === "pending" && r.attempt > 0 ? { ...r, state: "running" as const } : r,
+            );
+          },
+        }),
+      ),
+  },
+  {
+    name: "wrong-result",
+    bug: "a failed attempt is stored as a success",
+    caughtBy: ["right-result"],
+    wrap: (d) =>
+      overrideOps(d, (ops) => {
+        const locked = new Map<string, WorkRow>();
+        const success = (w: FinishWrite): FinishWrite => {
+          const attempt = locked.get(w.id)?.attempt ?? 0;
+          return w.result.includes('"failed"') ? { ...w, result: JSON.stringify({ kind: "success", returnValue: { a: attempt } }) } : w;
+        };
+        return {
+          async lockWork(pool, ids) {
+            const rows = await ops.lockWork(pool, ids);
+            for (const r of rows) locked.set(r.id, r);
+            return rows;
+          },
+          finish: (rows) => ops.finish(rows.map(success)),
+        };
+      }),
+  },
+  {
+    name: "on-complete-twice",
+    bug: "a delivered onComplete is left due again",
+    caughtBy: ["on-complete-once"],
+    wrap: (d) =>
+      overrideOps(d, (ops) => ({
+        updateOnComplete: (rows) =>
+          ops.updateOnComplete(rows.map((r) => (r.ocState === "done" ? { ...r, ocState: "pending", ocRunAt: 0 } : r))),
+      })),
+  },
+  {
+    name: "mutation-twice",
+    bug: "a mutation that committed its writes goes back to the queue",
+    caughtBy: ["mutation-once"],
+    wrap: (d) =>
+      overrideOps(d, (ops) => {
+        const kinds = new Map<string, WorkRow>();
+        return {
+          async lockWork(pool, ids) {
+            const rows = await ops.lockWork(pool, ids);
+            for (const r of rows) kinds.set(r.id, r);
+            return rows;
+          },
+          async finish(rows) {
+            const again = rows.filter((w) => kinds.get(w.id)?.kind === "mutation" && w.result.includes('"success"'));
+            await ops.finish(rows.filter((w) => !again.includes(w)));
+            if (again.length) await ops.reschedule(again.map((w) => ({ id: w.id, runAt: 0 })));
+          },
+        };
+      }),
+  },
+  {
+    name: "cancel-requeues",
+    bug: "canceled pending work goes back to the queue instead of finishing",
+    caughtBy: ["cancel-final", "right-result"],
+    wrap: (d) =>
+      overrideOps(d, (ops) => ({
+        async finish(rows) {
+          await ops.finish(rows.filter((w) => !isCanceled(w)));
+          const canceled = rows.filter(isCanceled);
+          if (canceled.length) await ops.reschedule(canceled.map((w) => ({ id: w.id, runAt: 0 })));
+        },
+      })),
+  },
+  {
+    name: "refinish",
+    bug: "finished work is locked as if pending, so a cancel finishes it again",
+    caughtBy: ["finish-once"],
+    wrap: (d) =>
+      overrideOps(d, (ops) => ({
+        async lockWork(pool, ids) {
+          return (await ops.lockWork(pool, ids)).map((r) => (r.state === "finished" ? { ...r, state: "pending" as const } : r));
+        },
+      })),
+  },
+  {
+    name: "stale-status",
+    bug: "reads answer from a stale copy of each row",
+    caughtBy: ["status"],
+    wrap: (d) => {
+      const seen = new Map<string, WorkRow>();
+      return override(d, (real) => ({
+        async readWork(pool, ids) {
+          const rows = await real.readWork(pool, ids);
+          return rows.map((r) => seen.get(r.id) ?? (seen.set(r.id, r), r));
+        },
+      }));
+    },
+  },
+  {
+    name: "early-retention",
+    bug: "retention deletes finished work before retentionMs has passed",
+    caughtBy: ["retention"],
+    wrap: (d) =>
+      override(d, (real) => ({
+        deleteFinishedBefore: (pool, before, limit) => real.deleteFinishedBefore(pool, before + 3_600_000, limit),
+      })),
+  },
+  {
+    name: "no-rescue",
+    bug: "expired leases are never found, so a crashed worker's attempts stay running",
+    caughtBy: ["nothing-lost"],
+    wrap: (d) => overrideOps(d, () => ({ lockExpired: () => Promise.resolve([]) })),
+  },
+];
