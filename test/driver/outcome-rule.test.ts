@@ -187,3 +187,46 @@ test.each(HARNESSES.map((h) => [h.name, h] as const))(
     expect(logs[8]).toBeNull();
   },
 );
+
+test.each(HARNESSES.map((h) => [h.name, h] as const))(
+  "%s: a batch holding an older and the current attempt of one work writes only the current one's outcome, on both paths",
+  async (_name, harness) => {
+    const h = await harness.create();
+    live.push(h);
+    const driver = h.store[DRIVER];
+    const clock = new ManualClock(T0 + 50);
+    const withoutComplete = new Proxy(driver, { get: (t, k) => (k === "complete" ? undefined : (Reflect.get(t, k) as unknown)) });
+    for (const [pool, d] of [
+      ["one-call", driver],
+      ["transaction", withoutComplete as Driver<unknown>],
+    ] as const) {
+      const rt = runtime(d, pool, clock);
+      await driver.ensurePool(pool, { maxParallelism: 10, logLevel: "REPORT", keyParallelism: null }, {});
+      const id = newWorkId(T0);
+      const retry = { maxAttempts: 3, initialBackoffMs: 100, base: 2 };
+      const work: NewWork = {
+        ...{ id, pool, kind: "action", fnName: "job", name: null, args: "{}", runAt: T0, enqueuedAt: T0, retry, timeoutMs: null },
+        ...{ onComplete: null, context: null, priority: 0, key: null, uniqueKey: null, onConflict: "keep" },
+      };
+      await driver.insertWork([work]);
+      const claim = () => driver.claim(pool, { workerId: "w", now: T0, leaseUntil: T0 + 1000, limit: 1 });
+      const first = (await claim()).claimed[0]!;
+      // Its lease lapsed and it was rescued; the same process claimed it again before the first result was written.
+      await driver.transaction((ops) => ops.reschedule([{ id, runAt: T0 }]));
+      const second = (await claim()).claimed[0]!;
+      expect(second.attempt).toBe(first.attempt + 1);
+      const batch: FinishEntry[] = [
+        { row: first, outcome: { kind: "failed", error: "late", retryable: true }, level: 0 },
+        { row: second, outcome: { kind: "success", returnValue: "current" }, level: 0 },
+      ];
+      await finishActions(rt, batch, () => null);
+      const row = (await driver.readWorkDetail(id))!;
+      expect({ state: row.state, attempt: row.attempt, result: row.result, log: row.attemptLog }, pool).toEqual({
+        state: "finished",
+        attempt: 2,
+        result: '{"kind":"success","returnValue":"current"}',
+        log: null,
+      });
+    }
+  },
+);

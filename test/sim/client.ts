@@ -3,7 +3,7 @@
  * calls at random moments, and the process life cycle (crash, graceful stop, restart).
  * Calls are not awaited: they go on through the scheduler's steps like any other work.
  */
-import { UnknownWorkError } from "../../src/index.js";
+import { UnknownWorkError, type WorkId } from "../../src/index.js";
 import type { SimProcess } from "./process.js";
 import type { Scheduler } from "./scheduler.js";
 import { actionArgs, mutationArgs, type OcContext } from "./workload.js";
@@ -33,7 +33,7 @@ export class Client {
       const id = rng.pick(ids);
       this.s.obs.cancelAsked.add(id);
       trace.add(`${head} cancel(${trace.label(id)})`);
-      void this.s.track(proc, proc.pool.cancel(id)).then(
+      void this.s.track(proc, proc.pool.cancel(id as WorkId)).then(
         (did) => did && this.s.obs.canceledTrue.set(id, this.s.step),
         () => undefined,
       );
@@ -54,7 +54,7 @@ export class Client {
     }
     const id = rng.pick(ids);
     trace.add(`${head} status(${trace.label(id)})`);
-    void this.s.track(proc, proc.pool.status(id)).then(
+    void this.s.track(proc, proc.pool.status(id as WorkId)).then(
       (status) => this.s.obs.statuses.push({ id, status }),
       (e: unknown) => e instanceof UnknownWorkError && this.s.obs.statuses.push({ id, status: "unknown" }),
     );

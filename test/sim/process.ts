@@ -67,8 +67,8 @@ export class SimProcess implements ProcHandle {
       logger: {
         debug: () => undefined,
         info: () => undefined,
-        warn: (m: string) => log(this, "warn", m),
-        error: (m: string) => log(this, "error", m),
+        warn: (_fields: unknown, m: string) => log(this, "warn", m),
+        error: (_fields: unknown, m: string) => log(this, "error", m),
       },
       logLevel: "WARN",
       ...(config.concurrency === undefined ? {} : { concurrency: config.concurrency }),

@@ -96,7 +96,8 @@ function finishInTransaction<Tx>(
     const transitions: Transition[] = [];
     for (const p of batch) {
       const row = current.get(p.row.id);
-      if (!row) continue;
+      // A batch may hold an older attempt's late result beside the current one's: only the current one's is written.
+      if (!row || row.attempt !== p.row.attempt) continue;
       const t = decide(rt, row, p.outcome, now);
       transitions.push(p.level ? fallbackTransition(t, p.level, refusalReason(row.attempt, p.lastError)) : t);
     }
