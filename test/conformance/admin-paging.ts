@@ -7,6 +7,7 @@ import { workpoolAdmin } from "../../src/admin/index.js";
 import type { NewWork } from "../../src/driver/driver.js";
 import type { StoreHarness } from "./harness.js";
 import { T0, useTestContext } from "./context.js";
+import { newWork } from "../helpers/new-work.js";
 
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 /** The id prefix of the rows below: one millisecond, so only the 16 characters after it differ. */
@@ -25,24 +26,7 @@ function numberOf(id: string): number {
   return n;
 }
 
-const WORK: NewWork = {
-  id: "",
-  pool: "p",
-  kind: "action",
-  fnName: "ok",
-  name: null,
-  args: "1",
-  runAt: T0,
-  enqueuedAt: T0,
-  retry: null,
-  timeoutMs: null,
-  onComplete: null,
-  context: null,
-  priority: 0,
-  key: null,
-  uniqueKey: null,
-  onConflict: "keep",
-};
+const WORK: NewWork = newWork("p", T0, { id: "", fnName: "ok", args: "1" });
 
 export function defineAdminPagingTests<Tx>(harness: StoreHarness<Tx>): void {
   describe("admin: paging", () => {

@@ -6,33 +6,15 @@
  */
 import { afterEach, describe, expect, test } from "vitest";
 import { DRIVER, type ClaimOptions, type Driver, type NewWork } from "../../src/driver/driver.js";
-import { newWorkId } from "../../src/ids.js";
 import type { HarnessStore, StoreHarness } from "../conformance/harness.js";
+import { newWork } from "../helpers/new-work.js";
 
 const T0 = Date.UTC(2030, 0, 1);
 const POOL = "contract";
 
 /** A new pending row of POOL, due at `runAt`. */
 function row(runAt = T0, overrides: Partial<NewWork> = {}): NewWork {
-  return {
-    id: newWorkId(T0),
-    pool: POOL,
-    kind: "action",
-    fnName: "job",
-    name: null,
-    args: "{}",
-    runAt,
-    enqueuedAt: T0,
-    retry: null,
-    timeoutMs: null,
-    onComplete: null,
-    context: null,
-    priority: 0,
-    key: null,
-    uniqueKey: null,
-    onConflict: "keep",
-    ...overrides,
-  };
+  return newWork(POOL, T0, { runAt, ...overrides });
 }
 
 function claimBy(workerId: string, limit: number, now = T0): ClaimOptions {

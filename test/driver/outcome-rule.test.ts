@@ -21,6 +21,7 @@ import { postgresHarness } from "../conformance/harness-postgres.js";
 import { sqliteHarness } from "../conformance/harness-sqlite.js";
 import type { HarnessStore, StoreHarness } from "../conformance/harness.js";
 import { useSharedServer } from "../postgres/helpers.js";
+import { newWork } from "../helpers/new-work.js";
 
 useSharedServer();
 
@@ -202,12 +203,8 @@ test.each(HARNESSES.map((h) => [h.name, h] as const))(
     ] as const) {
       const rt = runtime(d, pool, clock);
       await driver.ensurePool(pool, { maxParallelism: 10, logLevel: "REPORT", keyParallelism: null }, {});
-      const id = newWorkId(T0);
-      const retry = { maxAttempts: 3, initialBackoffMs: 100, base: 2 };
-      const work: NewWork = {
-        ...{ id, pool, kind: "action", fnName: "job", name: null, args: "{}", runAt: T0, enqueuedAt: T0, retry, timeoutMs: null },
-        ...{ onComplete: null, context: null, priority: 0, key: null, uniqueKey: null, onConflict: "keep" },
-      };
+      const work = newWork(pool, T0, { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } });
+      const id = work.id;
       await driver.insertWork([work]);
       const claim = () => driver.claim(pool, { workerId: "w", now: T0, leaseUntil: T0 + 1000, limit: 1 });
       const first = (await claim()).claimed[0]!;

@@ -6,11 +6,11 @@
 import { expect, test } from "vitest";
 import { DRIVER, type ClaimOptions, type NewWork, type WorkRow } from "../../src/driver/driver.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
-import { newWorkId } from "../../src/ids.js";
 import { ManualClock, toWorkId, Workpool } from "../../src/index.js";
 import { deferred, nextEvent, T0, quietLogger as quiet } from "../helpers/common.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { DATABASE_URL, freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { newWork } from "../helpers/new-work.js";
 
 useSharedServer();
 const cleanups = useCleanups();
@@ -22,24 +22,7 @@ async function setup(maxParallelism = 2) {
   const job = pool.defineAction("job", (_c, n: number) => n);
   await pool.configure({ maxParallelism });
   const driver = store[DRIVER] as PostgresDriver;
-  const newRow = (runAt = T0): NewWork => ({
-    id: newWorkId(T0),
-    pool: "e",
-    kind: "action",
-    fnName: "job",
-    name: null,
-    args: "1",
-    runAt,
-    enqueuedAt: T0,
-    retry: null,
-    timeoutMs: null,
-    onComplete: null,
-    context: null,
-    priority: 0,
-    key: null,
-    uniqueKey: null,
-    onConflict: "keep",
-  });
+  const newRow = (runAt = T0): NewWork => newWork("e", T0, { args: "1", runAt });
   const claim: ClaimOptions = { workerId: "w", now: T0, leaseUntil: T0 + 30_000, limit: 1 };
   return { schema, store, driver, pool, job, clock, newRow, claim };
 }

@@ -7,9 +7,9 @@ import { expect, test } from "vitest";
 import type { NewWork } from "../../src/driver/driver.js";
 import { DRIVER } from "../../src/driver/driver.js";
 import { insertParams } from "../../src/drivers/postgres/rows.js";
-import { newWorkId } from "../../src/ids.js";
 import { T0 } from "../helpers/common.js";
 import { freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { newWork } from "../helpers/new-work.js";
 
 useSharedServer();
 const cleanups = useCleanups();
@@ -17,25 +17,18 @@ const cleanups = useCleanups();
 const retry = { maxAttempts: 3, initialBackoffMs: 100, base: 2 };
 
 function row(overrides: Partial<NewWork> = {}): NewWork {
-  return {
-    id: newWorkId(T0),
-    pool: "ins",
-    kind: "action",
-    fnName: "job",
+  return newWork("ins", T0, {
     name: "nightly",
     args: '{"n":1}',
     runAt: T0 + 500,
-    enqueuedAt: T0,
     retry,
     timeoutMs: 2000,
     onComplete: "done",
     context: '{"c":"x"}',
     priority: 3,
     key: "user-1",
-    uniqueKey: null,
-    onConflict: "keep",
     ...overrides,
-  };
+  });
 }
 
 /** The stored columns of `rows`, read back through the driver, in the order given. */
