@@ -3,9 +3,9 @@
  * carrying the CSRF token the server handed out in api/session. Paths are relative, so the
  * app works under any mount path.
  */
-import type { ListPage, PoolSummary, WorkDetail } from "../../src/admin/types.js";
+import type { ListPage, PoolSummary, ScheduleSummary, WorkDetail } from "../../src/admin/types.js";
 
-export type { ListPage, PoolSummary, WorkDetail, WorkSummary, AttemptRecord } from "../../src/admin/types.js";
+export type { ListPage, PoolSummary, ScheduleSummary, WorkDetail, WorkSummary, AttemptRecord } from "../../src/admin/types.js";
 
 /** The chart's series (see src/dashboard/sampler.ts). */
 export interface Series {
@@ -59,6 +59,7 @@ export async function act<T = unknown>(name: string, body: Record<string, unknow
 /** The reads. */
 export const api = {
   pools: () => get<{ pools: PoolSummary[] }>("pools").then((r) => r.pools),
+  schedules: () => get<{ schedules: ScheduleSummary[] }>("schedules").then((r) => r.schedules),
   series: (pool?: string) => get<Series>("series", { pool }),
   list: (pool: string, filter: Record<string, string | undefined>) => get<ListPage>("list", { pool, ...filter }),
   work: (id: string) => get<WorkDetail>("work", { id }),

@@ -1,9 +1,10 @@
-/** The overview: every pool with its counts, limits and oldest wait, and the live chart. */
+/** The overview: every pool with its counts, limits and oldest wait, the live chart, and the schedules. */
 import { html } from "htm/preact";
 import { api, type PoolSummary } from "./api.js";
 import { LiveChart } from "./chart.js";
 import { duration } from "./format.js";
 import { href, usePoll } from "./hooks.js";
+import { Schedules } from "./schedules.js";
 
 /** A pool's limit as a cell: "10", or "paused (10)". */
 export function limitText(p: PoolSummary): string {
@@ -50,5 +51,6 @@ export function Overview() {
       </tbody>
     </table>
     ${pools.data?.length === 0 && html`<p>No pools in this store yet.</p>`}
+    <${Schedules} />
   `;
 }

@@ -29,6 +29,8 @@ export function readEndpoint(admin: WorkpoolAdmin, sampler: Sampler, name: strin
   switch (name) {
     case "pools":
       return admin.pools().then((pools) => ok({ pools }));
+    case "schedules":
+      return admin.schedules(text(query, "pool")).then((schedules) => ok({ schedules }));
     case "series": {
       sampler.watch();
       const pool = text(query, "pool") ?? null;

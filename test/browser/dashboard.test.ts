@@ -1,6 +1,6 @@
 /**
  * The dashboard in a real browser (Chromium through playwright-core) on a real SQLite
- * store with a live pool: counts change while work drains, filters, a work's page, cancel
+ * store with a live pool: counts change while work drains, its schedule is listed, filters, a work's page, cancel
  * of a running work, retry of a failed one, pause stopping starts, user data shown as text
  * only, and a token-protected dashboard refusing a request without its token. The run
  * saves the screenshots docs/dashboard.md shows.
@@ -98,9 +98,13 @@ test("overview: live counts change while the pool drains, and the chart fills", 
     sendJob,
     Array.from({ length: 20 }, (_, i) => ({ to: `user${i}@example.com` })),
   );
+  await live.schedule("weekly-digest", { cron: "0 9 * * 1", timezone: "Europe/Berlin" }, sendJob, { to: XSS });
   await live.start();
   await page.goto(dash.url);
   await page.locator('tr[data-pool="emails"]').waitFor();
+  const schedule = page.locator('tr[data-schedule="weekly-digest"]');
+  await schedule.waitFor();
+  expect(await schedule.innerText()).toMatch(/emails\s+weekly-digest\s+0 9 \* \* 1\s+Europe\/Berlin\s+send/);
   await untilCount("running", 2);
   expect(await shownCount("pending")).toBe(18);
   openGate();
@@ -124,7 +128,7 @@ test("pool page: filter by state and search by id; a work's page shows args, att
   );
   const admin = workpoolAdmin(store);
   await expect.poll(async () => (await admin.get(failed))?.resultKind, { timeout: 20_000 }).toBe("failed");
-  await page.locator('a[href="#/pool/emails"]').click();
+  await page.locator(`tr[data-pool="emails"] a[href="#/pool/emails"]`).click();
   await page.locator("select[name=state]").selectOption("failed");
   await page.locator(".filters button[type=submit]").click();
   await expect.poll(() => page.locator("tr[data-id]").count()).toBe(1);

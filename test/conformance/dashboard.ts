@@ -57,13 +57,21 @@ export function defineDashboardTests<Tx>(harness: StoreHarness<Tx>): void {
       const pending = await pool.enqueueActionBatch(job, [{ n: 1 }, { n: 2 }], { runAfter: 60_000 });
       const s = await serveDashboard({ store: t.h.store, clock: t.clock, ...options }, host);
       served.push(s);
-      return { t, s, failed, pending: pending as string[], admin: workpoolAdmin(t.h.store, { clock: t.clock }) };
+      return { t, s, pool, job, failed, pending: pending as string[], admin: workpoolAdmin(t.h.store, { clock: t.clock }) };
     }
 
     test("reads: pools, a filtered page, one work with its attempts' errors, as the admin API gives them", async () => {
-      const { s, failed, admin } = await setUp();
+      const { s, pool, job, failed, admin } = await setUp();
       const pools = await getJson(s.url, "api/pools");
       expect(pools).toEqual({ status: 200, body: { pools: await admin.pools() } });
+      expect(await getJson(s.url, "api/schedules")).toEqual({ status: 200, body: { schedules: [] } });
+      await pool.schedule("nightly", { cron: "0 3 * * *", timezone: "Europe/Paris" }, job, { n: 5 });
+      const schedules = await getJson(s.url, "api/schedules");
+      expect(schedules).toEqual({ status: 200, body: { schedules: JSON.parse(JSON.stringify(await admin.schedules())) as unknown } });
+      expect((schedules.body as { schedules: unknown[] }).schedules).toMatchObject([
+        { pool: "jobs", id: "nightly", spec: { cron: "0 3 * * *", timezone: "Europe/Paris" }, handler: "job" },
+      ]);
+      expect(await getJson(s.url, "api/schedules?pool=other")).toEqual({ status: 200, body: { schedules: [] } });
       const page = await getJson(s.url, "api/list?pool=jobs&state=pending&limit=1");
       expect(page.status).toBe(200);
       const body = page.body as { items: { id: string }[]; cursor: string };
