@@ -15,6 +15,7 @@ import type {
 } from "../../driver/driver.js";
 import type { LogLevel } from "../../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
+import { byClaimOrder, newWorkValues } from "../../driver/work-values.js";
 
 /** A BIGINT as node-postgres returns it. */
 type BigIntText = string | number;
@@ -213,33 +214,12 @@ export function toClaimResult(r: PgClaimRow, pool: string, opts: ClaimOptions): 
   };
 }
 
-/** Orders claimed rows as the claim picked them: by priority, then run_at, then id. */
-export function byClaimOrder(a: WorkRow, b: WorkRow): number {
-  return a.priority - b.priority || a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
-
 /** Which insert statement a batch of new work takes (see insertStatements in statements.ts). */
 export type InsertForm = "one" | "shared" | "rows";
 
 /** One row's values in the insert statements' column order ($1..$15). */
 function columns(w: NewWork): unknown[] {
-  return [
-    w.id,
-    w.pool,
-    w.kind,
-    w.fnName,
-    w.name,
-    w.args,
-    w.runAt,
-    w.enqueuedAt,
-    retryText(w.retry),
-    w.timeoutMs,
-    w.onComplete,
-    w.context,
-    w.priority,
-    w.key,
-    w.uniqueKey,
-  ];
+  return newWorkValues(w, retryText(w.retry));
 }
 
 /** Positions of id and args among the columns: the only ones a shared batch sends as arrays. */

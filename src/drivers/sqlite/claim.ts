@@ -22,6 +22,7 @@ import type { ClaimOptions, ClaimResult, PoolConfig, WorkRow } from "../../drive
 import { toClaimedRow, toPoolConfig, type SqliteClaimedRow, type SqlitePoolRow } from "./rows.js";
 import type { Statements } from "./statements.js";
 import { RateWindow } from "./rate-limit.js";
+import { byClaimOrder } from "../../driver/work-values.js";
 
 /**
  * Claims due work of `pool` under the write lock the caller holds (its own BEGIN
@@ -52,11 +53,6 @@ export function claimRows(stmts: Statements, pool: string, opts: ClaimOptions): 
     next = rate.nextWake(next, claimed.length < free, () => nextRunAt(stmts, pool));
   }
   return { claimed, config, running: running + claimed.length, nextRunAt: next };
-}
-
-/** Orders claimed rows as the claim picked them: priority, run_at, id. */
-function byClaimOrder(a: WorkRow, b: WorkRow): number {
-  return a.priority - b.priority || a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 /** The priorities of the pool's unparked pending work, lowest first: one index probe each. */

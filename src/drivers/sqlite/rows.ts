@@ -4,6 +4,7 @@
 import type { ClaimOptions, WorkRow, NewWork, OnCompleteState, PoolConfig } from "../../driver/driver.js";
 import type { LogLevel } from "../../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
+import { newWorkValues } from "../../driver/work-values.js";
 
 /** A row of workpool_work as better-sqlite3 returns it. */
 export interface SqliteWorkRow {
@@ -180,23 +181,7 @@ function retryText(retry: RetryBehavior | null): string | null {
 
 /** Parameters of the positional insert statement (insertWorkRow) for one new row, in its column order. */
 export function insertValues(w: NewWork): (string | number | null)[] {
-  return [
-    w.id,
-    w.pool,
-    w.kind,
-    w.fnName,
-    w.name,
-    w.args,
-    w.runAt,
-    w.enqueuedAt,
-    retryText(w.retry),
-    w.timeoutMs,
-    w.onComplete,
-    w.context,
-    w.priority,
-    w.key,
-    w.uniqueKey,
-  ];
+  return newWorkValues(w, retryText(w.retry));
 }
 
 /** Converts a pool row. */
