@@ -4,7 +4,8 @@
  */
 import type { TransactionExecutor } from "./driver/tx-executor.js";
 import type { OnCompleteHandle } from "./handlers.js";
-import type { RetryBehavior } from "./types.js";
+import type { LogLevel } from "./events.js";
+import type { ResultKind, RetryBehavior } from "./types.js";
 
 /** When work may start: `runAt` or `runAfter`, not both. */
 export type EnqueueTiming =
@@ -19,15 +20,20 @@ export type EnqueueTiming =
       runAfter?: number;
     };
 
-/** The onComplete of work and what it gets: `context` only with `onComplete`. */
+/** The onComplete of work and what it gets: `context` and `onCompleteExcludeKinds` only with `onComplete`. */
 export type EnqueueCompletion<C, R, P extends string = string> =
   | {
       /** Mutation run exactly once when the work finishes; it must accept the work's result type. */
       onComplete: OnCompleteHandle<C, R, P>;
       /** JSON passed to onComplete as `context`. */
       context?: NoInfer<C>;
+      /**
+       * Result kinds for which onComplete is skipped (say `["success"]` to hear only of
+       * failures and cancels). One or two of the three kinds; default none.
+       */
+      onCompleteExcludeKinds?: readonly ResultKind[];
     }
-  | { onComplete?: undefined; context?: undefined };
+  | { onComplete?: undefined; context?: undefined; onCompleteExcludeKinds?: undefined };
 
 /** Options of enqueueMutation, and those shared with enqueueAction. */
 export type EnqueueOptions<Tx, C = unknown, R = unknown, P extends string = string> = EnqueueCommonOptions<Tx> &
@@ -38,6 +44,12 @@ export type EnqueueOptions<Tx, C = unknown, R = unknown, P extends string = stri
 export interface EnqueueCommonOptions<Tx> {
   /** Display name for logs, events and `ctx.name` (default: the handler's name). */
   name?: string;
+  /**
+   * The log threshold of this work's events (`enqueued`, `started`, `completed`) in place
+   * of the pool's `logLevel`: `"DEBUG"` to follow one work closely, `"ERROR"` to silence
+   * an expected failure. Listeners get every event whatever the level.
+   */
+  logLevel?: LogLevel;
   /**
    * The caller's open transaction: the work exists if and only if it commits. The store's
    * own handle (`Tx`), or an ORM's transaction wrapped by an adapter (`workpool/drizzle`,

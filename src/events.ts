@@ -52,6 +52,8 @@ export interface EnqueuedEvent {
   key?: string;
   /** Present when the enqueue replaced pending work with the same uniqueKey (`workId` is that work's). */
   replaced?: true;
+  /** The work's own `logLevel`, when it has one: this event is logged against it instead of the pool's. */
+  logLevel?: LogLevel;
 }
 
 /** An attempt was claimed and started by this process. */
@@ -69,6 +71,8 @@ export interface StartedEvent {
   priority?: number;
   /** Its key, when it has one. */
   key?: string;
+  /** The work's own `logLevel`, when it has one: this event is logged against it instead of the pool's. */
+  logLevel?: LogLevel;
 }
 
 /** How an attempt ended: `retrying` means another attempt is scheduled. */
@@ -90,8 +94,10 @@ export interface CompletedEvent {
   durationMs?: number;
   /** The error message, for `failed` and `retrying`. */
   error?: string;
-  /** The work's onComplete handler, when it has one. */
+  /** The work's onComplete handler, when it has one that runs for this outcome. */
   onComplete?: string;
+  /** The work's own `logLevel`, when it has one: this event is logged against it instead of the pool's. */
+  logLevel?: LogLevel;
 }
 
 /** Periodic summary, written by the pool's maintenance leader every `reportIntervalMs`. */
@@ -176,11 +182,12 @@ export class PoolLogger {
   ) {}
 
   /**
-   * Writes a record at `level` if enabled. A logger that throws never fails the operation
-   * that logs: its error is reported once, as a process warning.
+   * Writes a record at `level` if enabled under `threshold` (default: the pool's level). A
+   * logger that throws never fails the operation that logs: its error is reported once,
+   * as a process warning.
    */
-  write(level: LogLevel, fields: LogFields, message: string): void {
-    if (!levelEnabled(level, this.level)) return;
+  write(level: LogLevel, fields: LogFields, message: string, threshold: LogLevel = this.level): void {
+    if (!levelEnabled(level, threshold)) return;
     try {
       this.sink[SINK_METHOD[level]](fields, message);
     } catch (e) {
@@ -240,18 +247,19 @@ export class EventHub {
   }
 
   /**
-   * Whether an event `name` may be written or heard: hot paths skip building events
-   * nobody will see.
+   * Whether an event `name` may be written or heard, for work whose own log level is
+   * `workLevel` (if it has one): hot paths skip building events nobody will see.
    */
-  wants(name: WorkpoolEventName): boolean {
-    return this.listeners[name].size > 0 || levelEnabled(HIGHEST_EVENT_LEVEL[name], this.logger.level);
+  wants(name: WorkpoolEventName, workLevel?: LogLevel): boolean {
+    return this.listeners[name].size > 0 || levelEnabled(HIGHEST_EVENT_LEVEL[name], workLevel ?? this.logger.level);
   }
 
   /** Logs and delivers one event. A throwing listener is logged, never propagated. */
   emit<K extends WorkpoolEventName>(event: WorkpoolEvents[K] & { event: K }): void {
     const level = eventLevel(event);
+    const threshold = ("logLevel" in event ? event.logLevel : undefined) ?? this.logger.level;
     // A copy, so a logger that adds fields (pino's mixins, winston's formats) leaves the listeners' event alone.
-    if (levelEnabled(level, this.logger.level)) this.logger.write(level, { ...event }, `workpool: ${event.event}`);
+    if (levelEnabled(level, threshold)) this.logger.write(level, { ...event }, `workpool: ${event.event}`, threshold);
     const listeners = this.listeners[event.event] as Set<Listener<K>>;
     if (listeners.size === 0) return;
     for (const listener of listeners) {

@@ -50,6 +50,7 @@ export type {
   RateLimit,
   RetryBehavior,
   RunResult,
+  ResultKind,
   Status,
   WorkId,
   WorkKind,

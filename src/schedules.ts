@@ -10,7 +10,8 @@ import { decodeJson } from "./json.js";
 import { checkOptionKeys } from "./options.js";
 import { checkCatchUp, checkScheduleId, checkSpec, nextTick, type CronSpec, type StoredWorkOptions } from "./internal/cron.js";
 import { prepareEnqueue, type EnqueueContext } from "./internal/enqueue-input.js";
-import type { RetryBehavior, WorkId, WorkKind } from "./types.js";
+import type { LogLevel } from "./events.js";
+import type { ResultKind, RetryBehavior, WorkId, WorkKind } from "./types.js";
 
 export type { CronSpec };
 
@@ -34,8 +35,12 @@ export interface ScheduleOptions<C = unknown, R = unknown, P extends string = st
   onComplete?: OnCompleteHandle<C, R, P>;
   /** JSON passed to onComplete as `context`. */
   context?: C;
+  /** Result kinds for which onComplete is skipped (one or two of the three). */
+  onCompleteExcludeKinds?: readonly ResultKind[];
   /** Display name of each tick's work. */
   name?: string;
+  /** The log threshold of each tick's work's events, in place of the pool's. */
+  logLevel?: LogLevel;
 }
 
 /** One schedule of the pool, as schedules() returns it. */
@@ -58,7 +63,7 @@ export interface ScheduleInfo {
   updatedAt: number;
 }
 
-const SHARED = ["catchUp", "priority", "key", "onComplete", "context", "name"];
+const SHARED = ["catchUp", "priority", "key", "onComplete", "context", "onCompleteExcludeKinds", "name", "logLevel"];
 
 /** Checks schedule() input and builds the stored schedule; throws before anything is written. */
 export function prepareSchedule<Tx>(
@@ -92,6 +97,7 @@ export function prepareSchedule<Tx>(
     context: row.context,
     priority: row.priority,
     key: row.key,
+    meta: row.meta,
   };
   return { id, cron, timezone, catchUp, kind, fnName: row.fnName, args: row.args, options: JSON.stringify(stored), nextRunAt, now };
 }

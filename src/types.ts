@@ -70,6 +70,9 @@ export type RunResult<R = unknown> =
     }
   | { kind: "canceled" };
 
+/** How finished work ended: the `kind` of its {@link RunResult}. */
+export type ResultKind = RunResult["kind"];
+
 /** How failed actions are retried. Delay before attempt n+1 = initialBackoffMs * base^(n-1) * jitter[0.5, 1.5). */
 export interface RetryBehavior {
   /** Total attempts including the first; 1 means no retry. Integer >= 1. */

@@ -26,6 +26,7 @@ import { checkIds, toStatus } from "./internal/status.js";
 import { cancelWork } from "./internal/transitions/cancel.js";
 import { insertWork } from "./internal/transitions/enqueue.js";
 import { Worker, type RunOnceResult } from "./internal/worker.js";
+import { workLogLevel } from "./internal/work-meta.js";
 import {
   checkConfigure,
   checkInt,
@@ -186,7 +187,9 @@ export class Workpool<Tx = unknown, P extends string = string> {
    * only when it replaced that work; kept work was not enqueued again.
    */
   private emitEnqueued(rows: readonly NewWork[], resolved: readonly string[]): void {
-    if (!this.events.wants("enqueued")) return;
+    // The rows of one call share their meta, and so their log level.
+    const workLevel = rows[0] ? workLogLevel(rows[0]) : undefined;
+    if (!this.events.wants("enqueued", workLevel)) return;
     rows.forEach((r, i) => {
       const workId = resolved[i] ?? r.id;
       const replaced = workId !== r.id;
@@ -203,6 +206,7 @@ export class Workpool<Tx = unknown, P extends string = string> {
       if (r.priority !== 0) event.priority = r.priority;
       if (r.key !== null) event.key = r.key;
       if (replaced) event.replaced = true;
+      if (workLevel !== undefined) event.logLevel = workLevel;
       this.events.emit(event);
     });
   }

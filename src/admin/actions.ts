@@ -78,6 +78,7 @@ export class AdminActions<Tx> {
       context: row.context,
       priority: row.priority,
       key: row.key,
+      meta: row.meta,
       // A retry is new work of its own: it takes no unique key (the old one was freed when it started).
       uniqueKey: null,
       onConflict: "keep",

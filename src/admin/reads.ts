@@ -76,8 +76,8 @@ export function toWorkDetail(row: WorkDetailRow): WorkDetail {
         ? null
         : {
             handler: row.onComplete,
-            // A row finishes with its delivery "pending"; before that, it has not started.
-            state: row.ocState === "none" ? "pending" : row.ocState,
+            // A row finishes with its delivery "pending" (or "none": skipped for its result kind); before that, it has not started.
+            state: row.ocState !== "none" ? row.ocState : row.state === "finished" ? "skipped" : "pending",
             failedAttempts: row.ocAttempts,
             error: row.ocError,
           },

@@ -84,7 +84,11 @@ export interface WorkDetail extends WorkSummary {
   timeoutMs: number | null;
   /** The result while retained (finished work). */
   result: { kind: "success"; returnValue: JsonValue | undefined } | { kind: "failed"; error: string } | { kind: "canceled" } | null;
-  onComplete: { handler: string; state: "pending" | "done" | "failed"; failedAttempts: number; error: string | null } | null;
+  /**
+   * The onComplete handler and its delivery: `skipped` when the work finished with a
+   * result kind its `onCompleteExcludeKinds` names.
+   */
+  onComplete: { handler: string; state: "pending" | "done" | "failed" | "skipped"; failedAttempts: number; error: string | null } | null;
   /** Oldest first, at most 10. */
   attemptHistory: AttemptRecord[];
 }

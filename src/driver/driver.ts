@@ -52,6 +52,11 @@ export interface WorkFields {
   priority: number;
   /** The key whose running attempts the pool's keyParallelism limits, or null. */
   key: string | null;
+  /**
+   * JSON text of the work's runtime options and enqueue trace context (see
+   * internal/work-meta.ts), or null when it has none.
+   */
+  meta: string | null;
 }
 
 /** What an enqueue with a unique key does when pending work of the pool already has it. */

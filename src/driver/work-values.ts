@@ -4,7 +4,7 @@
  */
 import type { NewWork, WorkRow } from "./driver.js";
 
-/** A new row's values in the insert statements' column order (15 columns); `retry` is its retry behaviour as JSON text. */
+/** A new row's values in the insert statements' column order (16 columns); `retry` is its retry behaviour as JSON text. */
 export function newWorkValues(w: NewWork, retry: string | null): (string | number | null)[] {
   return [
     w.id,
@@ -21,6 +21,7 @@ export function newWorkValues(w: NewWork, retry: string | null): (string | numbe
     w.context,
     w.priority,
     w.key,
+    w.meta,
     w.uniqueKey,
   ];
 }

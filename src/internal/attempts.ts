@@ -13,6 +13,7 @@ import { runAction, runMutation } from "./executor.js";
 import { Heartbeat } from "./heartbeat.js";
 import type { PoolRuntime } from "./runtime.js";
 import { releaseAttempts } from "./transitions/release.js";
+import { workLogLevel } from "./work-meta.js";
 
 interface Inflight {
   row: WorkRow;
@@ -84,7 +85,8 @@ export class Attempts<Tx> {
   begin(row: WorkRow, now: number): void {
     const { rt } = this;
     // Built only when someone will see it: this runs for every job.
-    if (rt.events.wants("started")) {
+    const workLevel = workLogLevel(row);
+    if (rt.events.wants("started", workLevel)) {
       const event: StartedEvent = {
         event: "started",
         pool: rt.pool,
@@ -96,6 +98,7 @@ export class Attempts<Tx> {
       };
       if (row.priority !== 0) event.priority = row.priority;
       if (row.key !== null) event.key = row.key;
+      if (workLevel !== undefined) event.logLevel = workLevel;
       rt.events.emit(event);
     }
     const entry: Inflight = { row, abort: new AttemptAbort(), done: null, submitted: false, handedBack: false };

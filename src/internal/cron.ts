@@ -37,6 +37,8 @@ export interface StoredWorkOptions {
   context: string | null;
   priority: number;
   key: string | null;
+  /** The work's meta (see work-meta.ts); absent in schedules stored without one. */
+  meta?: string | null;
 }
 
 /** Checks a schedule id. */
@@ -134,6 +136,7 @@ export function planStep(pool: string, s: ScheduleRow, now: number): ScheduleAdv
     context: o.context,
     priority: o.priority,
     key: o.key,
+    meta: o.meta ?? null,
     uniqueKey: null,
     onConflict: "keep",
   };

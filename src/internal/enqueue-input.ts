@@ -9,15 +9,37 @@ import { InvalidArgumentError } from "../errors.js";
 import type { HandlerRegistry } from "../handlers.js";
 import { newWorkId } from "../ids.js";
 import { encodeJson, encodeOptionalJson } from "../json.js";
-import { checkInt, checkName, checkOptionKeys, checkRetryBehavior, describeValue, type ResolvedOptions } from "../options.js";
+import {
+  checkInt,
+  checkLogLevel,
+  checkName,
+  checkOptionKeys,
+  checkRetryBehavior,
+  describeValue,
+  type ResolvedOptions,
+} from "../options.js";
 import type { PoolLogger } from "../events.js";
-import type { RetryBehavior, WorkId, WorkKind } from "../types.js";
+import type { ResultKind, RetryBehavior, WorkId, WorkKind } from "../types.js";
 import { resolveRunAt } from "./schedule.js";
+import { encodeMeta } from "./work-meta.js";
 
 /** Most items in one batch enqueue. */
 export const MAX_BATCH = 10_000;
 
-const MUTATION_OPTIONS = ["runAt", "runAfter", "onComplete", "context", "name", "tx", "priority", "key", "uniqueKey", "onConflict"];
+const MUTATION_OPTIONS = [
+  "runAt",
+  "runAfter",
+  "onComplete",
+  "context",
+  "onCompleteExcludeKinds",
+  "name",
+  "logLevel",
+  "tx",
+  "priority",
+  "key",
+  "uniqueKey",
+  "onConflict",
+];
 const ACTION_OPTIONS = [...MUTATION_OPTIONS, "retry", "timeoutMs"];
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
@@ -30,6 +52,8 @@ export interface EnqueueInput {
   options: unknown;
   /** `args` for a single enqueue, `argsArray` for a batch: the field errors name. */
   argsField: "args" | "argsArray";
+  /** The enqueuing span's propagation fields, stored with the work (see telemetry). */
+  trace?: Record<string, string>;
 }
 
 /** Lowest and highest priority accepted (lower runs first). */
@@ -101,6 +125,28 @@ export function checkKey(field: string, value: unknown): string {
   return value;
 }
 
+const RESULT_KINDS: readonly ResultKind[] = ["success", "failed", "canceled"];
+
+/** Checks `onCompleteExcludeKinds`: one or two distinct result kinds, and only with an onComplete. */
+export function checkExcludeKinds(value: unknown, hasOnComplete: boolean): ResultKind[] | undefined {
+  if (value === undefined) return undefined;
+  if (!hasOnComplete) throw new InvalidArgumentError("onCompleteExcludeKinds", "only applies to onComplete; give onComplete too");
+  const allowed = `an array of "success", "failed" and "canceled" (at most two of them)`;
+  if (!Array.isArray(value)) throw new InvalidArgumentError("onCompleteExcludeKinds", `must be ${allowed}, got ${describeValue(value)}`);
+  const kinds: ResultKind[] = [];
+  for (const [i, k] of value.entries()) {
+    if (!RESULT_KINDS.includes(k as ResultKind))
+      throw new InvalidArgumentError(`onCompleteExcludeKinds[${i}]`, `must be "success", "failed" or "canceled", got ${describeValue(k)}`);
+    if (!kinds.includes(k as ResultKind)) kinds.push(k as ResultKind);
+  }
+  if (kinds.length === RESULT_KINDS.length)
+    throw new InvalidArgumentError(
+      "onCompleteExcludeKinds",
+      "excludes every result kind, so onComplete would never run; leave onComplete out instead",
+    );
+  return kinds;
+}
+
 /** Checks `uniqueKey` and `onConflict` together. */
 function checkUnique(o: Record<string, unknown>): { uniqueKey: string | null; onConflict: OnConflict } {
   if (o.onConflict !== undefined && o.uniqueKey === undefined)
@@ -136,6 +182,9 @@ export function prepareEnqueue<Tx>(ctx: EnqueueContext<Tx>, input: EnqueueInput)
   if (o.context !== undefined && onComplete === null)
     throw new InvalidArgumentError("context", "is only delivered to onComplete; give onComplete too");
   const context = encodeOptionalJson("context", o.context);
+  const onCompleteExcludeKinds = checkExcludeKinds(o.onCompleteExcludeKinds, onComplete !== null);
+  const logLevel = o.logLevel === undefined ? undefined : checkLogLevel("logLevel", o.logLevel);
+  const meta = encodeMeta({ onCompleteExcludeKinds, logLevel, trace: input.trace });
   const name = o.name === undefined ? null : checkName("name", o.name, 200);
   const priority = o.priority === undefined ? 0 : checkInt("priority", o.priority, MIN_PRIORITY, MAX_PRIORITY);
   const key = o.key === undefined ? null : checkKey("key", o.key);
@@ -155,6 +204,7 @@ export function prepareEnqueue<Tx>(ctx: EnqueueContext<Tx>, input: EnqueueInput)
     context,
     priority,
     key,
+    meta,
     uniqueKey,
     onConflict,
   }));

@@ -8,6 +8,8 @@ import type { TimerHandle } from "../clock.js";
 import type { EnqueuedEvent } from "../events.js";
 import type { WorkId } from "../types.js";
 import { planStep } from "./cron.js";
+import { workLogLevel } from "./work-meta.js";
+import type { NewWork } from "../driver/driver.js";
 import type { PoolRuntime } from "./runtime.js";
 
 /** Most due schedules read at once. */
@@ -111,8 +113,9 @@ export class Scheduler<Tx> {
     }
   }
 
-  private emitEnqueued(w: { id: string; fnName: string; kind: "action" | "mutation"; runAt: number; enqueuedAt: number }): void {
-    if (!this.rt.events.wants("enqueued")) return;
+  private emitEnqueued(w: NewWork): void {
+    const workLevel = workLogLevel(w);
+    if (!this.rt.events.wants("enqueued", workLevel)) return;
     const event: EnqueuedEvent = {
       event: "enqueued",
       pool: this.rt.pool,
@@ -122,6 +125,9 @@ export class Scheduler<Tx> {
       runAt: w.runAt,
       enqueuedAt: w.enqueuedAt,
     };
+    if (w.priority !== 0) event.priority = w.priority;
+    if (w.key !== null) event.key = w.key;
+    if (workLevel !== undefined) event.logLevel = workLevel;
     this.rt.events.emit(event);
   }
 }

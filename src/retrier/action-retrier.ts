@@ -36,7 +36,7 @@ import type {
   ScheduledRunOptions,
 } from "./types.js";
 
-const RUN_OPTIONS = new Set(["onComplete", "context", "initialBackoffMs", "base", "maxFailures", "runAt", "runAfter", "tx"]);
+const RUN_OPTIONS = new Set(["onComplete", "context", "initialBackoffMs", "base", "maxFailures", "logLevel", "runAt", "runAfter", "tx"]);
 
 /**
  * Runs actions reliably: each run is retried with exponential backoff and jitter until it
@@ -130,6 +130,7 @@ export class ActionRetrier<Tx = unknown> {
       onComplete: o.onComplete as unknown as OnCompleteHandle<unknown, R> | undefined,
       runAt: o.runAt,
       runAfter: o.runAfter,
+      logLevel: o.logLevel,
       tx: o.tx,
     } as ActionEnqueueOptions<Tx, unknown, R>;
     return this.pool.enqueueAction(handle, args, enqueueOptions);
@@ -321,7 +322,7 @@ function checkRunOptions<Tx, R, C>(options: RunOptions<Tx, R, C> | undefined, me
     if (!RUN_OPTIONS.has(key))
       throw new InvalidArgumentError(
         key,
-        `is not an option of ${method}() (allowed: onComplete, context, initialBackoffMs, base, maxFailures, ${method === "run" ? "runAt, runAfter, " : ""}tx)`,
+        `is not an option of ${method}() (allowed: onComplete, context, initialBackoffMs, base, maxFailures, logLevel, ${method === "run" ? "runAt, runAfter, " : ""}tx)`,
       );
   }
   return options;

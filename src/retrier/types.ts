@@ -3,6 +3,7 @@
  * handles. Words follow the action-retrier vocabulary (`type`, `inProgress`, `completed`),
  * which differs on purpose from the pool's (`kind`, `pending`/`running`, `finished`).
  */
+import type { LogLevel } from "../events.js";
 import type { ActionHandle } from "../handlers.js";
 import type { JsonValue, WorkId } from "../types.js";
 
@@ -90,6 +91,11 @@ export interface RunBackoffOptions {
 export type ScheduledRunOptions<Tx, R = unknown, C = unknown> = RunBackoffOptions & {
   /** The caller's open transaction: the run exists if and only if it commits. */
   tx?: Tx;
+  /**
+   * This run's log threshold (default: the retrier's `logLevel`): its events (started,
+   * completed, retrying) are logged at or above it. `"ERROR"` keeps an expected failure quiet.
+   */
+  logLevel?: LogLevel;
 } & (
     | {
         /** Mutation run exactly once when the run completes (success, final failure or cancel). */

@@ -29,6 +29,7 @@ import { defineErrorDataTests } from "./error-data.js";
 import { defineLoggingTests } from "./logging.js";
 import { defineRateLimitTests } from "./rate-limits.js";
 import { defineScheduleTests } from "./schedules.js";
+import { defineWorkOptionTests } from "./work-options.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -58,5 +59,6 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineLoggingTests(harness);
     defineRateLimitTests(harness);
     defineScheduleTests(harness);
+    defineWorkOptionTests(harness);
   });
 }

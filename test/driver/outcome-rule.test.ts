@@ -97,6 +97,7 @@ async function prepare(driver: Driver<unknown>, pool: string): Promise<WorkRow[]
     context: null,
     priority: 0,
     key: null,
+    meta: null,
     uniqueKey: null,
     onConflict: "keep",
   }));

@@ -22,6 +22,7 @@ export function newWork(pool: string, at: number, overrides: Partial<NewWork> = 
     context: null,
     priority: 0,
     key: null,
+    meta: null,
     uniqueKey: null,
     onConflict: "keep",
     ...overrides,

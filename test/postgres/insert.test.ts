@@ -59,6 +59,7 @@ async function stored(rows: NewWork[]): Promise<NewWork[]> {
       context: w.context,
       priority: w.priority,
       key: w.key,
+      meta: null,
       uniqueKey: null,
       onConflict: "keep",
     };

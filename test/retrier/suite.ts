@@ -156,6 +156,26 @@ export function defineActionRetrierSuite<Tx>(factory: RetrierStoreFactory<Tx>): 
         expect(await r.status(other)).toEqual({ type: "completed", result: { type: "failed", error: "always" } });
       });
 
+      test("a run's own logLevel replaces the retrier's for that run's events", async () => {
+        const t = await ctx();
+        const r = t.retrier({ logLevel: "REPORT", maxFailures: 0 });
+        const f = r.defineAction("f", () => {
+          throw new Error("card declined");
+        });
+        const quiet = await r.run(f, {}, { logLevel: "ERROR" });
+        const traced = await r.run(f, {}, { logLevel: "DEBUG" });
+        const plain = await r.run(f, {});
+        await r.runOnce();
+        const logged = (id: string) =>
+          t.logger.lines.filter((l) => l.fields.workId === id).map((l) => `${l.level} ${String(l.fields.event)}`);
+        // A run that fails for good without an onComplete is a warning at the retrier's level.
+        expect(logged(plain)).toEqual(["warn completed"]);
+        expect(logged(quiet)).toEqual([]);
+        expect(logged(traced)).toEqual(["info enqueued", "info started", "warn completed"]);
+        const e = await errorOf(() => r.run(f, {}, { logLevel: "LOUD" as never }));
+        expect((e as InvalidArgumentError).field).toBe("logLevel");
+      });
+
       test("jitter at its high end stays below x1.5", async () => {
         const t = await ctx();
         const r = t.retrier({ initialBackoffMs: 1000, base: 2, maxFailures: 1, random: () => 0.999 });

@@ -278,7 +278,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
       return null;
     }
     // The columns but the unique key, which rows taking this path do not have.
-    const params = [...insertParams([row]).params.slice(0, 14), this.channel, claim.workerId, claim.now, claim.leaseUntil];
+    const params = [...insertParams([row]).params.slice(0, 15), this.channel, claim.workerId, claim.now, claim.leaseUntil];
     const { rows } = await run<{ claimed: boolean }>(this.db, this.stmts.enqueueClaim, params);
     return rows[0]?.claimed ? claimedRow(row, 1, false, claim) : null;
   }

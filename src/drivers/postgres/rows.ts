@@ -48,6 +48,7 @@ export interface PgWorkRow {
   oc_error: string | null;
   priority: number;
   key: string | null;
+  meta: string | null;
 }
 
 /** A row of the pools table. */
@@ -103,6 +104,7 @@ export function toWorkRow(r: PgWorkRow): WorkRow {
     ocError: r.oc_error,
     priority: r.priority,
     key: r.key,
+    meta: r.meta,
   };
 }
 
@@ -126,6 +128,7 @@ export type PgClaimedRow = [
   cancelRequested: boolean,
   priority: number,
   key: string | null,
+  meta: string | null,
 ];
 
 /**
@@ -176,13 +179,30 @@ export function claimedRow(work: WorkFields, attempt: number, cancelRequested: b
     ocError: null,
     priority: work.priority,
     key: work.key,
+    meta: work.meta,
   };
 }
 
 /** A row as claim() sends it, as a WorkRow. */
 function fromClaimedTuple(r: PgClaimedRow, pool: string, opts: ClaimOptions): WorkRow {
-  const [id, kind, fnName, name, args, runAt, enqueuedAt, attempt, retry, timeoutMs, onComplete, context, cancelRequested, priority, key] =
-    r;
+  const [
+    id,
+    kind,
+    fnName,
+    name,
+    args,
+    runAt,
+    enqueuedAt,
+    attempt,
+    retry,
+    timeoutMs,
+    onComplete,
+    context,
+    cancelRequested,
+    priority,
+    key,
+    meta,
+  ] = r;
   const work: WorkFields = {
     id,
     pool,
@@ -198,6 +218,8 @@ function fromClaimedTuple(r: PgClaimedRow, pool: string, opts: ClaimOptions): Wo
     context,
     priority,
     key,
+    // Absent from a claim() of the previous release's schema during a rolling upgrade.
+    meta: meta ?? null,
   };
   return claimedRow(work, attempt, cancelRequested, opts);
 }
@@ -217,7 +239,7 @@ export function toClaimResult(r: PgClaimRow, pool: string, opts: ClaimOptions): 
 /** Which insert statement a batch of new work takes (see insertStatements in statements.ts). */
 export type InsertForm = "one" | "shared" | "rows";
 
-/** One row's values in the insert statements' column order ($1..$15). */
+/** One row's values in the insert statements' column order ($1..$16). */
 function columns(w: NewWork): unknown[] {
   return newWorkValues(w, retryText(w.retry));
 }
@@ -227,9 +249,9 @@ const ID = 0;
 const ARGS = 5;
 
 /**
- * The insert statement for `rows` and its parameters ($1..$15, in column order): a single
+ * The insert statement for `rows` and its parameters ($1..$16, in column order): a single
  * row as scalars; rows that differ only in id and args (as one enqueue call makes them)
- * as two arrays and thirteen scalars; any other batch as one array per column (for unnest).
+ * as two arrays and fourteen scalars; any other batch as one array per column (for unnest).
  */
 export function insertParams(rows: readonly NewWork[]): { form: InsertForm; params: unknown[] } {
   const first = rows[0]!;
@@ -259,6 +281,7 @@ function sharesColumns(a: NewWork, b: NewWork): boolean {
     a.context === b.context &&
     a.priority === b.priority &&
     a.key === b.key &&
+    a.meta === b.meta &&
     a.uniqueKey === b.uniqueKey
   );
 }

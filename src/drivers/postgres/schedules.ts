@@ -29,7 +29,7 @@ function texts(schema: string) {
     due: `SELECT ${COLUMNS} FROM ${s}.schedules WHERE pool = $1::text AND next_run_at <= $2::bigint ORDER BY next_run_at LIMIT $3::int`,
     nextAt: `SELECT min(next_run_at) AS t FROM ${s}.schedules WHERE pool = $1::text AND next_run_at > $2::bigint`,
     // $1 pool, $2 id, $3 revision, $4 expected next_run_at, $5 new next_run_at, $6 tick (NULL: skip),
-    // $7..$18 the work's columns (NULL id: none), $19 channel.
+    // $7..$18, $20, $21 the work's columns (NULL id: none), $19 channel.
     advance: `WITH adv AS (
         UPDATE ${s}.schedules SET next_run_at = $5::bigint, last_tick = coalesce($6::bigint, last_tick),
           last_work_id = coalesce($7::text, last_work_id)
@@ -37,9 +37,9 @@ function texts(schema: string) {
         RETURNING pool),
       ins AS (
         INSERT INTO ${s}.work (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete,
-          context, priority, key)
+          context, priority, key, meta)
         SELECT $7::text, adv.pool, $8::text, $9::text, $10::text, $11::text, 'pending', $12::bigint, $13::bigint, $14::text,
-          $15::bigint, $16::text, $17::text, $18::int, $20::text
+          $15::bigint, $16::text, $17::text, $18::int, $20::text, $21::text
         FROM adv WHERE $7::text IS NOT NULL
         RETURNING pool)
       SELECT (SELECT count(*) FROM adv)::int AS applied, (SELECT count(pg_notify($19::text, ins.pool)) FROM ins)::int AS notified`,
@@ -155,6 +155,7 @@ export class PgSchedules {
       w?.priority ?? 0,
       this.channel,
       w?.key ?? null,
+      w?.meta ?? null,
     ]);
     return rows[0]!.applied > 0;
   }

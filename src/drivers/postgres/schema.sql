@@ -93,21 +93,7 @@ BEGIN
     END IF;
   END IF;
   IF cardinality(v_rows) > 0 THEN
-    WITH c AS (
-      UPDATE :"schema".work w
-      SET state = 'running', attempt = w.attempt + 1, worker_id = p_worker, lease_until = p_lease_until, started_at = p_now,
-          unique_key = NULL
-      WHERE w.ctid = ANY(v_rows)
-      RETURNING w.id, w.kind, w.fn_name, w.name, w.args, w.run_at, w.enqueued_at, w.attempt, w.retry, w.timeout_ms,
-                w.on_complete, w.context, w.cancel_requested, w.priority, w.key),
-    s AS (
-      INSERT INTO :"schema".starts (pool, at, key)
-      SELECT p_pool, p_now, c.key FROM c WHERE v_rate IS NOT NULL OR v_key_rate IS NOT NULL)
-    -- Arrays rather than objects: no key names to build, send and parse. The caller knows the other
-    -- columns of a claimed row (its pool, worker, lease and time; no result or delivery yet).
-    SELECT json_agg(json_build_array(c.id, c.kind, c.fn_name, c.name, c.args, c.run_at, c.enqueued_at, c.attempt,
-                                     c.retry, c.timeout_ms, c.on_complete, c.context, c.cancel_requested, c.priority, c.key))
-    INTO v_claimed FROM c;
+    v_claimed := :"schema".start_rows(p_pool, p_worker, p_now, p_lease_until, v_rows, v_rate IS NOT NULL OR v_key_rate IS NOT NULL);
   END IF;
   IF v_rate IS NOT NULL THEN
     v_opens := :"schema".window_opens(p_pool, p_now, v_rate, v_period);
@@ -256,6 +242,48 @@ BEGIN
                               context, priority, key, attempt, worker_id, lease_until, started_at)
   VALUES (p_id, p_pool, p_kind, p_fn_name, p_name, p_args, CASE WHEN v_claim THEN 'running' ELSE 'pending' END, p_run_at,
           p_enqueued_at, p_retry, p_timeout_ms, p_on_complete, p_context, p_priority, p_key, CASE WHEN v_claim THEN 1 ELSE 0 END,
+          CASE WHEN v_claim THEN p_worker END, CASE WHEN v_claim THEN p_lease_until END, CASE WHEN v_claim THEN p_now END);
+  IF NOT v_claim THEN
+    PERFORM pg_notify(p_channel, p_pool);
+  END IF;
+  RETURN v_claim;
+END
+$$;
+
+CREATE FUNCTION :"schema".enqueue_claim(p_id text, p_pool text, p_kind text, p_fn_name text, p_name text, p_args text, p_run_at bigint, p_enqueued_at bigint, p_retry text, p_timeout_ms bigint, p_on_complete text, p_context text, p_priority integer, p_key text, p_meta text, p_channel text, p_worker text, p_now bigint, p_lease_until bigint) RETURNS boolean
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_max INTEGER;
+  v_rated BOOLEAN;
+  v_keys INTEGER;
+  v_running INTEGER;
+  v_claim BOOLEAN := FALSE;
+BEGIN
+  IF p_run_at <= p_now THEN
+    SELECT p.max_parallelism, p.key_parallelism, p.rate_limit IS NOT NULL OR p.key_rate_limit IS NOT NULL
+    INTO v_max, v_keys, v_rated FROM :"schema".pools p WHERE p.name = p_pool FOR UPDATE;
+    -- A rate-limited pool records every start: its work starts through claim() only.
+    IF FOUND AND NOT v_rated THEN
+      SELECT count(*)::int INTO v_running FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'running';
+      IF v_running < v_max THEN
+        v_claim := NOT :"schema".due_exists(p_pool, p_now);
+        -- Under a per-key limit: the key has room, and no freed key's parked work waits for its turn.
+        IF v_claim AND v_keys IS NOT NULL THEN
+          v_claim := NOT EXISTS (SELECT 1 FROM :"schema".freed_keys f WHERE f.pool = p_pool)
+            AND (p_key IS NULL OR (SELECT count(*) FROM :"schema".work w
+                                   WHERE w.pool = p_pool AND w.state = 'running' AND w.key = p_key) < v_keys);
+        END IF;
+      END IF;
+    END IF;
+  END IF;
+  INSERT INTO :"schema".work (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete,
+                              context, priority, key, meta, attempt, worker_id, lease_until, started_at)
+  VALUES (p_id, p_pool, p_kind, p_fn_name, p_name, p_args, CASE WHEN v_claim THEN 'running' ELSE 'pending' END, p_run_at,
+          p_enqueued_at, p_retry, p_timeout_ms, p_on_complete, p_context, p_priority, p_key, p_meta, CASE WHEN v_claim THEN 1 ELSE 0 END,
           CASE WHEN v_claim THEN p_worker END, CASE WHEN v_claim THEN p_lease_until END, CASE WHEN v_claim THEN p_now END);
   IF NOT v_claim THEN
     PERFORM pg_notify(p_channel, p_pool);
@@ -454,6 +482,32 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION :"schema".start_rows(p_pool text, p_worker text, p_now bigint, p_lease_until bigint, p_rows tid[], p_record boolean) RETURNS json
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_claimed JSON;
+BEGIN
+  WITH c AS (
+    UPDATE :"schema".work w
+    SET state = 'running', attempt = w.attempt + 1, worker_id = p_worker, lease_until = p_lease_until, started_at = p_now,
+        unique_key = NULL
+    WHERE w.ctid = ANY(p_rows)
+    RETURNING w.id, w.kind, w.fn_name, w.name, w.args, w.run_at, w.enqueued_at, w.attempt, w.retry, w.timeout_ms,
+              w.on_complete, w.context, w.cancel_requested, w.priority, w.key, w.meta),
+  s AS (
+    INSERT INTO :"schema".starts (pool, at, key)
+    SELECT p_pool, p_now, c.key FROM c WHERE p_record)
+  -- Arrays rather than objects: no key names to build, send and parse. The caller knows the other
+  -- columns of a claimed row (its pool, worker, lease and time; no result or delivery yet).
+  SELECT json_agg(json_build_array(c.id, c.kind, c.fn_name, c.name, c.args, c.run_at, c.enqueued_at, c.attempt,
+                                   c.retry, c.timeout_ms, c.on_complete, c.context, c.cancel_requested, c.priority, c.key, c.meta))
+  INTO v_claimed FROM c;
+  RETURN v_claimed;
+END
+$$;
+
 CREATE FUNCTION :"schema".stats_shard() RETURNS integer
     LANGUAGE sql STABLE
     AS $$ SELECT pg_backend_pid() % 16 $$;
@@ -605,7 +659,8 @@ CREATE TABLE :"schema".work (
     key text,
     unique_key text,
     parked boolean DEFAULT false NOT NULL,
-    attempt_log jsonb
+    attempt_log jsonb,
+    meta text
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_analyze_scale_factor='0.05');
 

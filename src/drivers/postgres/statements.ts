@@ -49,27 +49,28 @@ export const WORK_COLUMNS = [
   "oc_error",
   "priority",
   "key",
+  "meta",
 ] as const;
 
 /** Enqueue: the insert forms and enqueue_claim(). */
 function enqueueSql(s: string) {
   const work = `${s}.work`;
   const insertInto = `INSERT INTO ${work} (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context,
-    priority, key, unique_key)`;
+    priority, key, meta, unique_key)`;
   const oneRow = `$1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'pending', $7::bigint, $8::bigint, $9::text, $10::bigint, $11::text, $12::text,
-    $13::int, $14::text, $15::text`;
+    $13::int, $14::text, $15::text, $16::text`;
   const insertOne = `${insertInto} VALUES (${oneRow})`;
   const insertBatch = `${insertInto}
     SELECT t.id, t.pool, t.kind, t.fn_name, t.name, t.args, 'pending', t.run_at, t.enqueued_at, t.retry, t.timeout_ms, t.on_complete, t.context,
-      t.priority, t.key, t.unique_key
+      t.priority, t.key, t.meta, t.unique_key
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
-                $9::text[], $10::bigint[], $11::text[], $12::text[], $13::int[], $14::text[], $15::text[])
-      AS t(id, pool, kind, fn_name, name, args, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)`;
+                $9::text[], $10::bigint[], $11::text[], $12::text[], $13::int[], $14::text[], $15::text[], $16::text[])
+      AS t(id, pool, kind, fn_name, name, args, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)`;
   // A batch whose rows differ only in id and args (every batch one enqueue call makes):
-  // two arrays to send and unnest instead of fifteen; the other columns are scalars at
+  // two arrays to send and unnest instead of sixteen; the other columns are scalars at
   // the same parameter positions as in the other forms.
   const sharedRow = `t.id, $2::text, $3::text, $4::text, $5::text, t.args, 'pending', $7::bigint, $8::bigint, $9::text, $10::bigint, $11::text, $12::text,
-    $13::int, $14::text, $15::text`;
+    $13::int, $14::text, $15::text, $16::text`;
   const sharedFrom = `unnest($1::text[], $6::text[]) AS t(id, args)`;
   const insertShared = `${insertInto} SELECT ${sharedRow} FROM ${sharedFrom}`;
   // The notifying forms. In the one-row and shared forms every row has pool $2: the
@@ -77,9 +78,9 @@ function enqueueSql(s: string) {
   // volatile function is never inlined), so the statement answers like the quiet one,
   // with no rows. Run once per coalescing window among quiet inserts, a statement that
   // returned a row cost 3–5 times as much more than a quiet insert as this form does.
-  const notifyPool = `WITH n AS (SELECT pg_notify($16::text, $2::text)) ${insertInto}`;
+  const notifyPool = `WITH n AS (SELECT pg_notify($17::text, $2::text)) ${insertInto}`;
   const notifying = (insert: string) =>
-    `WITH ins AS (${insert} RETURNING pool) SELECT pg_notify($16::text, p.pool) FROM (SELECT DISTINCT pool FROM ins) p`;
+    `WITH ins AS (${insert} RETURNING pool) SELECT pg_notify($17::text, p.pool) FROM (SELECT DISTINCT pool FROM ins) p`;
   // A row with a unique key: an upsert on the unique index of pending unique keys, so two
   // enqueues racing for one key make one work. The pending work that has the key is kept
   // (a write of nothing, so that RETURNING gives its id) or has its fields replaced (and is
@@ -87,26 +88,26 @@ function enqueueSql(s: string) {
   // that a claim is starting is waited for, and then no longer conflicts.
   const onUnique = `ON CONFLICT (pool, unique_key) WHERE state = 'pending' AND unique_key IS NOT NULL DO UPDATE SET`;
   const replaced = `args = excluded.args, run_at = excluded.run_at, priority = excluded.priority, key = excluded.key,
-    on_complete = excluded.on_complete, context = excluded.context, parked = FALSE`;
+    on_complete = excluded.on_complete, context = excluded.context, meta = excluded.meta, parked = FALSE`;
   return {
     // Enqueue, by InsertForm (see rows.ts and insertStatements below): one row as plain
     // VALUES (it plans and runs faster than unnest), a batch as unnest. The notifying
     // forms wake every listener at commit; the quiet ones are for enqueues whose wake-up
-    // the Notifier sends after them. $1..$15 the columns, $16 channel.
+    // the Notifier sends after them. $1..$16 the columns, $17 channel.
     insertOne: `${notifyPool} SELECT ${oneRow} FROM n`,
     insertOneQuiet: insertOne,
     insertShared: `${notifyPool} SELECT ${sharedRow} FROM n, ${sharedFrom}`,
     insertSharedQuiet: insertShared,
     insertRows: notifying(insertBatch),
     insertRowsQuiet: insertBatch,
-    // One row with a unique key ($1..$15, $16 channel), notifying: a replaced runAt may be sooner.
+    // One row with a unique key ($1..$16, $17 channel), notifying: a replaced runAt may be sooner.
     insertUniqueKeep: `${notifyPool} SELECT ${oneRow} FROM n ${onUnique} unique_key = excluded.unique_key RETURNING id`,
     insertUniqueReplace: `${notifyPool} SELECT ${oneRow} FROM n ${onUnique} ${replaced} RETURNING id`,
 
-    // See enqueue_claim() in schema.sql. $1..$14 the columns (no unique key), $15 channel,
-    // $16 worker, $17 now, $18 lease_until.
+    // See enqueue_claim() in schema.sql. $1..$15 the columns (no unique key), $16 channel,
+    // $17 worker, $18 now, $19 lease_until.
     enqueueClaim: `SELECT ${s}.enqueue_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint,
-      $9::text, $10::bigint, $11::text, $12::text, $13::int, $14::text, $15::text, $16::text, $17::bigint, $18::bigint) AS claimed`,
+      $9::text, $10::bigint, $11::text, $12::text, $13::int, $14::text, $15::text, $16::text, $17::text, $18::bigint, $19::bigint) AS claimed`,
   };
 }
 

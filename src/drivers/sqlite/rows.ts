@@ -35,6 +35,7 @@ export interface SqliteWorkRow {
   priority: number;
   key: string | null;
   unique_key: string | null;
+  meta: string | null;
   parked: number;
 }
 
@@ -50,7 +51,7 @@ export interface SqlitePoolRow {
  * itself (the rest of a claimed row follows from the claim, see toClaimedRow).
  */
 export const CLAIMED_COLUMNS =
-  "id, kind, fn_name, name, args, run_at, enqueued_at, attempt, retry, timeout_ms, on_complete, context, cancel_requested, priority, key";
+  "id, kind, fn_name, name, args, run_at, enqueued_at, attempt, retry, timeout_ms, on_complete, context, cancel_requested, priority, key, meta";
 
 /** A row as a claim returns it (CLAIMED_COLUMNS). */
 export type SqliteClaimedRow = Pick<
@@ -70,6 +71,7 @@ export type SqliteClaimedRow = Pick<
   | "cancel_requested"
   | "priority"
   | "key"
+  | "meta"
 >;
 
 /** The last retry text parsed: rows enqueued together share it, and a claim takes them together. */
@@ -114,6 +116,7 @@ export function toClaimedRow(r: SqliteClaimedRow, pool: string, opts: ClaimOptio
     ocError: null,
     priority: r.priority,
     key: r.key,
+    meta: r.meta,
   };
 }
 
@@ -146,6 +149,7 @@ export function toWorkRow(r: SqliteWorkRow): WorkRow {
     ocError: r.oc_error,
     priority: r.priority,
     key: r.key,
+    meta: r.meta,
   };
 }
 
@@ -166,6 +170,7 @@ export function insertParams(w: NewWork): Record<string, string | number | null>
     context: w.context,
     priority: w.priority,
     key: w.key,
+    meta: w.meta,
     unique_key: w.uniqueKey,
   };
 }

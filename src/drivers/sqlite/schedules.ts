@@ -24,9 +24,9 @@ const SQL = {
     SET next_run_at = @next_run_at, last_tick = coalesce(@tick, last_tick), last_work_id = coalesce(@work_id, last_work_id)
     WHERE pool = @pool AND id = @id AND revision = @revision AND next_run_at = @expect`,
   insertWork: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)
+    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)
     VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
-      @priority, @key, @unique_key)`,
+      @priority, @key, @meta, @unique_key)`,
   setRate: `UPDATE workpool_pools SET rate_limit = ?, rate_period_ms = ? WHERE name = ?`,
   setKeyRate: `UPDATE workpool_pools SET key_rate_limit = ?, key_rate_period_ms = ? WHERE name = ?`,
   startsSince: `SELECT count(*) AS n FROM workpool_starts WHERE pool = ? AND at > ?`,

@@ -18,29 +18,29 @@ const APPEND_ATTEMPT = appendAttempt("@entry");
 
 const SQL = {
   // A row with positional parameters, in the order of insertValues() (rows.ts): the
-  // enqueue path binds an array, not an object of 15 named properties per row.
+  // enqueue path binds an array, not an object of 16 named properties per row.
   insertWorkRow: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)
-    VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)
+    VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   insertWork: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)
+    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)
     VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
-      @priority, @key, @unique_key)`,
+      @priority, @key, @meta, @unique_key)`,
   // A row with a unique key: pending work that has it is kept (a write of nothing, so that
   // RETURNING gives its id) or has its fields replaced; either way its id comes back.
   insertUniqueKeep: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)
+    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)
     VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
-      @priority, @key, @unique_key)
+      @priority, @key, @meta, @unique_key)
     ON CONFLICT (pool, unique_key) WHERE state = 'pending' AND unique_key IS NOT NULL DO UPDATE SET unique_key = excluded.unique_key
     RETURNING id`,
   insertUniqueReplace: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, unique_key)
+    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)
     VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
-      @priority, @key, @unique_key)
+      @priority, @key, @meta, @unique_key)
     ON CONFLICT (pool, unique_key) WHERE state = 'pending' AND unique_key IS NOT NULL DO UPDATE SET
       args = excluded.args, run_at = excluded.run_at, priority = excluded.priority, key = excluded.key,
-      on_complete = excluded.on_complete, context = excluded.context, parked = 0
+      on_complete = excluded.on_complete, context = excluded.context, meta = excluded.meta, parked = 0
     RETURNING id`,
   readPool: `SELECT max_parallelism, log_level, key_parallelism FROM workpool_pools WHERE name = ?`,
   seedPool: `INSERT INTO workpool_pools (name, max_parallelism, log_level, key_parallelism) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,

@@ -14,7 +14,7 @@ import { InvalidArgumentError } from "../../errors.js";
 import { errorText } from "../../error-text.js";
 import { insertParams } from "./rows.js";
 
-/** Most rows in one INSERT (12 parameters each, well under SQLite's 32766 parameters). */
+/** Most rows in one INSERT (17 parameters each, well under SQLite's 32766 parameters). */
 const ROWS_PER_STATEMENT = 500;
 
 function exec(executor: TransactionExecutor, text: string, values: readonly unknown[] = [], wantsRows = false): Promise<unknown> {

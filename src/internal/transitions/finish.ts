@@ -10,6 +10,7 @@ import type { PoolRuntime } from "../runtime.js";
 import { fallbackTransition, refusalReason } from "./fallback.js";
 import { attemptEntry, completedEvent, decide, type AttemptOutcome, type Transition } from "./outcome.js";
 import { applyTransitions, lockCurrentAttempts, warnStaleAttempt } from "./write.js";
+import { workLogLevel } from "../work-meta.js";
 
 /** One action attempt's outcome to write, at a fallback level (0: as it is; see fallback.ts). */
 export interface FinishEntry {
@@ -73,7 +74,7 @@ async function finishInOneCall<Tx>(
   const wanted = rt.events.wants("completed");
   for (const t of transitions) {
     if (stale.has(t.row.id)) warnStaleAttempt(rt, t.row);
-    else if (!wanted) continue;
+    else if (!wanted && !rt.events.wants("completed", workLogLevel(t.row))) continue;
     else if (canceled.has(t.row.id)) events.push(completedEvent(rt, t.row, "canceled", now));
     else events.push(completedEvent(rt, t.row, t.status, now, t.error));
   }

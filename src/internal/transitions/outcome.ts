@@ -10,6 +10,7 @@ import { backoffMs, canRetry } from "../../retry.js";
 import type { JsonValue, RetryBehavior, RunResult, WorkId } from "../../types.js";
 import type { PoolRuntime } from "../runtime.js";
 import { boundScheduledTime } from "../schedule.js";
+import { runsOnComplete, workLogLevel } from "../work-meta.js";
 
 /**
  * How one attempt ended, as seen by the worker that ran it. A failure's `detail` holds the
@@ -118,6 +119,9 @@ export function completedEvent<Tx>(
   };
   if (row.state === "running" && row.startedAt !== null) event.durationMs = now - row.startedAt;
   if (error !== undefined) event.error = error;
-  if (row.onComplete !== null) event.onComplete = row.onComplete;
+  // Named only where it runs: a failure whose onComplete is skipped is nobody's to handle.
+  if (row.onComplete !== null && (status === "retrying" || runsOnComplete(row, status))) event.onComplete = row.onComplete;
+  const level = workLogLevel(row);
+  if (level !== undefined) event.logLevel = level;
   return event;
 }

@@ -8,6 +8,7 @@ import type { CompletedEvent } from "../../events.js";
 import type { PoolRuntime } from "../runtime.js";
 import { deliverOnComplete } from "./on-complete.js";
 import { attemptEntry, completedEvent, type Transition } from "./outcome.js";
+import { runsOnComplete } from "../work-meta.js";
 
 /**
  * Writes transitions inside `ops`' transaction (with the attempt log's record of each
@@ -31,7 +32,7 @@ export async function applyTransitions<Tx>(
         id: t.row.id,
         result: JSON.stringify(t.result),
         finishedAt: now,
-        ocState: t.row.onComplete ? "pending" : "none",
+        ocState: runsOnComplete(t.row, t.result.kind) ? "pending" : "none",
         attemptEntry: attemptEntry(t, now),
       });
       if (t.status === "success") stats.succeeded++;
@@ -46,7 +47,7 @@ export async function applyTransitions<Tx>(
   if (retries.length) await ops.reschedule(retries);
   for (const t of transitions) {
     // A runtime without handlers (the admin's) leaves the delivery pending, due now, for a worker of the pool.
-    if (!t.result || !t.row.onComplete || rt.defersOnComplete) continue;
+    if (!t.result || !runsOnComplete(t.row, t.result.kind) || rt.defersOnComplete) continue;
     if (t.onCompleteRefused === undefined) await deliverOnComplete(rt, ops, { ...t.row, ocAttempts: 0 }, t.result, now);
     else await ops.updateOnComplete([{ id: t.row.id, ocState: "failed", ocAttempts: 0, ocRunAt: null, ocError: t.onCompleteRefused }]);
   }
