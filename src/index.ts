@@ -13,6 +13,7 @@ export type { Clock, TimerHandle } from "./clock.js";
 export { LOG_LEVELS } from "./events.js";
 export { messageFirstLogger } from "./log-adapters.js";
 export type { MessageFirstLogger } from "./log-adapters.js";
+export type { AttemptEnd, AttemptTrace, AttemptTraceInfo, EnqueueTrace, EnqueueTraceInfo, Telemetry, TraceCarrier } from "./telemetry.js";
 export type {
   CompletedEvent,
   CompletionStatus,

@@ -6,6 +6,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { InvalidArgumentError } from "./errors.js";
 import { LOG_LEVELS, type Logger, type LogLevel } from "./events.js";
 import { DEFAULT_RETRY_BEHAVIOR } from "./retry.js";
+import { checkTelemetry, type Telemetry } from "./telemetry.js";
 import type { RateLimit, RetryBehavior } from "./types.js";
 
 /** Largest maxParallelism accepted. */
@@ -66,6 +67,8 @@ export interface WorkpoolOptions<P extends string = string> {
   rateLimit?: RateLimit;
   /** The same per `key` of work: at most `limit` attempts with one key start in any `periodMs`. Default: none. */
   keyRateLimit?: RateLimit;
+  /** Tracing of enqueues, attempts and onComplete deliveries, e.g. `openTelemetry()` from `workpool/opentelemetry`. Default: none. */
+  telemetry?: Telemetry;
 }
 
 /** Options after defaults and validation. */
@@ -91,6 +94,7 @@ export interface ResolvedOptions {
   maintenanceIntervalMs: number;
   pollIntervalMs: number | null;
   concurrency: number | null;
+  telemetry: Telemetry | null;
 }
 
 /** Checks an integer option in [min, max]. */
@@ -274,6 +278,7 @@ const WORKPOOL_OPTION_KEYS = [
   "concurrency",
   "rateLimit",
   "keyRateLimit",
+  "telemetry",
 ] as const satisfies readonly (keyof WorkpoolOptions)[];
 
 /** Applies defaults to and validates the pool options. */
@@ -315,6 +320,7 @@ export function resolveOptions(options: WorkpoolOptions | undefined): ResolvedOp
       o.maintenanceIntervalMs === undefined ? SECOND : checkInt("maintenanceIntervalMs", o.maintenanceIntervalMs, 10, HOUR),
     pollIntervalMs: o.pollIntervalMs === undefined ? null : checkInt("pollIntervalMs", o.pollIntervalMs, 1, HOUR),
     concurrency: o.concurrency === undefined ? null : checkInt("concurrency", o.concurrency, 1, MAX_PARALLELISM),
+    telemetry: o.telemetry === undefined ? null : checkTelemetry(o.telemetry),
   };
 }
 

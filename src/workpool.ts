@@ -26,7 +26,8 @@ import { checkIds, toStatus } from "./internal/status.js";
 import { cancelWork } from "./internal/transitions/cancel.js";
 import { insertWork } from "./internal/transitions/enqueue.js";
 import { Worker, type RunOnceResult } from "./internal/worker.js";
-import { workLogLevel } from "./internal/work-meta.js";
+import { withTrace, workLogLevel } from "./internal/work-meta.js";
+import { Tracing } from "./internal/tracing.js";
 import {
   checkConfigure,
   checkInt,
@@ -37,7 +38,7 @@ import {
   type ResolvedOptions,
   type WorkpoolOptions,
 } from "./options.js";
-import type { JsonArgsCheck, JsonContextCheck, Status, WorkId } from "./types.js";
+import type { JsonArgsCheck, JsonContextCheck, Status, WorkId, WorkKind } from "./types.js";
 import { prepareSchedule, toScheduleInfo, type CronSpec, type ScheduleInfo, type ScheduleOptions } from "./schedules.js";
 import type { ActionEnqueueOptions, CancelAllOptions, EnqueueOptions, StopOptions } from "./call-options.js";
 
@@ -83,6 +84,7 @@ export class Workpool<Tx = unknown, P extends string = string> {
       logger: this.logger,
       events: this.events,
       handlers: this.handlers,
+      tracing: new Tracing(this.opts.telemetry),
       workerId: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
     };
     this.worker = new Worker(this.rt);
@@ -158,10 +160,33 @@ export class Workpool<Tx = unknown, P extends string = string> {
     try {
       const argsList = input.argsField === "argsArray" ? checkBatch(input.argsList) : input.argsList;
       const ctx = { pool: this.name, options: this.opts, handlers: this.handlers, logger: this.logger };
-      return this.insert(prepareEnqueue(ctx, { ...input, argsList }));
+      const prepared = prepareEnqueue(ctx, { ...input, argsList });
+      return this.rt.tracing.enabled ? this.insertTraced(prepared, input.kind, argsList.length) : this.insert(prepared);
     } catch (e) {
       if (throwsSync) throw e;
       return Promise.reject(e);
+    }
+  }
+
+  /** Writes the rows inside the enqueue's span, whose trace context each row keeps. */
+  private insertTraced(prepared: PreparedEnqueue<Tx>, kind: WorkKind, count: number): Promise<WorkId[]> {
+    const first = prepared.rows[0];
+    const span = first ? this.rt.tracing.enqueue({ pool: this.name, handler: first.fnName, kind, count }) : null;
+    if (!span) return this.insert(prepared);
+    if (span.carrier) {
+      const meta = withTrace(first!.meta, span.carrier);
+      for (const row of prepared.rows) row.meta = meta;
+    }
+    try {
+      const written = this.insert(prepared);
+      written.then(
+        (workIds) => span.end({ workIds }),
+        (error: unknown) => span.end({ error }),
+      );
+      return written;
+    } catch (error) {
+      span.end({ error });
+      throw error;
     }
   }
 

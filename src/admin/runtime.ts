@@ -10,6 +10,7 @@ import type { Driver } from "../driver/driver.js";
 import { EventHub, PoolLogger } from "../events.js";
 import { HandlerRegistry } from "../handlers.js";
 import type { PoolRuntime } from "../internal/runtime.js";
+import { Tracing } from "../internal/tracing.js";
 import { resolveOptions } from "../options.js";
 
 /** The admin's runtime for `pool`: default options, the given clock, warnings and errors to the console. */
@@ -23,6 +24,7 @@ export function adminRuntime<Tx>(driver: Driver<Tx>, pool: string, clock: Clock)
     logger,
     events: new EventHub(logger),
     handlers: new HandlerRegistry<Tx>(pool),
+    tracing: new Tracing(null),
     workerId: `admin:${hostname()}:${process.pid}`,
     defersOnComplete: true,
   };

@@ -14,6 +14,7 @@ import { Heartbeat } from "./heartbeat.js";
 import type { PoolRuntime } from "./runtime.js";
 import { releaseAttempts } from "./transitions/release.js";
 import { workLogLevel } from "./work-meta.js";
+import { actionEnd, mutationEnd } from "./tracing.js";
 
 interface Inflight {
   row: WorkRow;
@@ -116,9 +117,26 @@ export class Attempts<Tx> {
     let refilled = false;
     try {
       if (row.kind === "mutation") {
-        for (const e of await runMutation(rt, row)) rt.events.emit(e);
+        const events = rt.tracing.enabled
+          ? await rt.tracing.span(
+              "attempt",
+              rt.pool,
+              row,
+              () => runMutation(rt, row),
+              (ev) => mutationEnd(row, ev),
+            )
+          : await runMutation(rt, row);
+        for (const e of events) rt.events.emit(e);
       } else {
-        const outcome = await runAction(rt, row, entry.abort);
+        const outcome = rt.tracing.enabled
+          ? await rt.tracing.span(
+              "attempt",
+              rt.pool,
+              row,
+              () => runAction(rt, row, entry.abort),
+              (o) => actionEnd(row, o),
+            )
+          : await runAction(rt, row, entry.abort);
         // null: taken away from this worker (lease lost, shutdown); its result is not written.
         if (outcome && !entry.handedBack) {
           entry.submitted = true;

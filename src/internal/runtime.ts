@@ -5,6 +5,7 @@ import type { Driver } from "../driver/driver.js";
 import type { EventHub, PoolLogger } from "../events.js";
 import type { HandlerRegistry } from "../handlers.js";
 import type { ResolvedOptions } from "../options.js";
+import type { Tracing } from "./tracing.js";
 
 /** Everything internal parts of a pool share. */
 export interface PoolRuntime<Tx> {
@@ -14,6 +15,8 @@ export interface PoolRuntime<Tx> {
   readonly logger: PoolLogger;
   readonly events: EventHub;
   readonly handlers: HandlerRegistry<Tx>;
+  /** The pool's telemetry, guarded. */
+  readonly tracing: Tracing;
   /** Unique id of this pool instance's worker (host, pid and random part). */
   readonly workerId: string;
   /**

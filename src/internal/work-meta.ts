@@ -78,3 +78,8 @@ function stringFields(o: object): Record<string, string> {
   for (const [k, v] of Object.entries(o)) if (typeof v === "string") out[k] = v;
   return out;
 }
+
+/** `meta` with the enqueue's trace carrier added (or replaced). */
+export function withTrace(meta: string | null, trace: Record<string, string>): string | null {
+  return encodeMeta({ ...readMeta({ meta }), trace });
+}

@@ -80,6 +80,7 @@ export class ActionRetrier<Tx = unknown> {
       clock: given.clock,
       random: given.random,
       leaseMs: given.leaseMs,
+      telemetry: given.telemetry,
     });
     this.driver = store[DRIVER];
     this.name = o.name;

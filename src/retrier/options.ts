@@ -18,6 +18,7 @@ import type { Clock } from "../clock.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { Logger, LogLevel } from "../events.js";
 import { checkInt, checkLogLevel, checkName, checkOptionKeys, describeValue } from "../options.js";
+import type { Telemetry } from "../telemetry.js";
 import type { RetryBehavior } from "../types.js";
 
 /** Options of `new ActionRetrier(store, options)`. */
@@ -40,6 +41,8 @@ export interface ActionRetrierOptions {
   random?: () => number;
   /** How long a running attempt survives without its worker's heartbeat before it counts as a failure and is retried, ms. Integer 100..86400000. Default 30000. */
   leaseMs?: number;
+  /** Tracing of runs and their attempts, e.g. `openTelemetry()` from `workpool/opentelemetry`. Default: none. */
+  telemetry?: Telemetry;
 }
 
 /** The retrier's own options after defaults and validation (the rest go to the pool as given). */
@@ -71,7 +74,7 @@ export const DEFAULT_RETRIER_NAME = "action-retrier";
 /** Completed runs are kept this long (then deleted), as in the reference: 7 days. */
 export const RETRIER_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
-const KNOWN = ["initialBackoffMs", "base", "maxFailures", "logLevel", "name", "logger", "clock", "random", "leaseMs"];
+const KNOWN = ["initialBackoffMs", "base", "maxFailures", "logLevel", "name", "logger", "clock", "random", "leaseMs", "telemetry"];
 const MAX_INITIAL_BACKOFF_MS = 24 * 3600 * 1000;
 const MAX_BASE = 1000;
 
@@ -85,7 +88,7 @@ function checkRange(field: string, value: unknown, min: number, max: number): nu
 /**
  * Validates the retrier's options. Unknown keys are rejected (a typo such as `maxRetries`
  * would otherwise silently keep the default). Pool options (logger, clock, random,
- * leaseMs) are validated by the pool itself.
+ * leaseMs, telemetry) are validated by the pool itself.
  */
 export function resolveRetrierOptions(options: unknown): ResolvedRetrierOptions {
   const o =

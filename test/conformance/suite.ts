@@ -30,6 +30,7 @@ import { defineLoggingTests } from "./logging.js";
 import { defineRateLimitTests } from "./rate-limits.js";
 import { defineScheduleTests } from "./schedules.js";
 import { defineWorkOptionTests } from "./work-options.js";
+import { defineTelemetryTests } from "./telemetry.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -60,5 +61,6 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineRateLimitTests(harness);
     defineScheduleTests(harness);
     defineWorkOptionTests(harness);
+    defineTelemetryTests(harness);
   });
 }

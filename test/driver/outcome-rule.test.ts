@@ -14,6 +14,7 @@ import { newWorkId } from "../../src/ids.js";
 import { finishActions, type FinishEntry } from "../../src/internal/transitions/finish.js";
 import type { AttemptOutcome } from "../../src/internal/transitions/outcome.js";
 import type { PoolRuntime } from "../../src/internal/runtime.js";
+import { Tracing } from "../../src/internal/tracing.js";
 import { resolveOptions } from "../../src/options.js";
 import { ManualClock } from "../../src/index.js";
 import { quietLogger } from "../helpers/common.js";
@@ -40,7 +41,16 @@ function runtime(driver: Driver<unknown>, pool: string, clock: ManualClock): Poo
     defaultRetryBehavior: { maxAttempts: 3, initialBackoffMs: 100, base: 2 },
   });
   const logger = new PoolLogger(options.logger, options.logLevel);
-  return { pool, driver, options, logger, events: new EventHub(logger), handlers: new HandlerRegistry(pool), workerId: "w" };
+  return {
+    pool,
+    driver,
+    options,
+    logger,
+    events: new EventHub(logger),
+    handlers: new HandlerRegistry(pool),
+    tracing: new Tracing(null),
+    workerId: "w",
+  };
 }
 
 /** The cases: how each row's attempt ended, and what happens to its row before the result arrives. */

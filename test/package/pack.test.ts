@@ -24,6 +24,7 @@ const ENTRY_POINTS: [specifier: string, exportName: string][] = [
   ["workpool/kysely", "kyselyTx"],
   ["workpool/knex", "knexTx"],
   ["workpool/prisma", "prismaTx"],
+  ["workpool/opentelemetry", "openTelemetry"],
 ];
 
 /** Whether this Node loads ES modules with require() (20.19+, 22.12+). */
@@ -184,12 +185,14 @@ export async function pools(): Promise<PoolSummary[]> {
   // projects set it): some ORMs' declarations do not type-check on their own.
   writeFileSync(
     join(app, "adapters.ts"),
-    `import type { TransactionExecutor } from "workpool";
+    `import type { Telemetry, TransactionExecutor } from "workpool";
 import { drizzleTx } from "workpool/drizzle";
 import { kyselyTx } from "workpool/kysely";
 import { knexTx } from "workpool/knex";
 import { prismaTx } from "workpool/prisma";
+import { openTelemetry } from "workpool/opentelemetry";
 export const adapters: ((tx: never) => TransactionExecutor)[] = [drizzleTx, kyselyTx, knexTx, prismaTx];
+export const telemetry: Telemetry = openTelemetry();
 `,
   );
   writeFileSync(

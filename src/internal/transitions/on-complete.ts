@@ -12,18 +12,24 @@ import type { PoolRuntime } from "../runtime.js";
 import { boundScheduledTime } from "../schedule.js";
 import { errorText } from "../../error-text.js";
 import type { Refusals } from "./fallback.js";
+import { onCompleteEnd } from "../tracing.js";
 
 /**
  * Runs the onComplete handler of a finished row in a savepoint and records the outcome.
  * `result` is the row's RunResult. Returns the bookkeeping written.
  */
-export async function deliverOnComplete<Tx>(
+export function deliverOnComplete<Tx>(
   rt: PoolRuntime<Tx>,
   ops: TxOps<Tx>,
   row: WorkRow,
   result: RunResult,
   now: number,
 ): Promise<OnCompleteWrite> {
+  if (!rt.tracing.enabled) return deliver(rt, ops, row, result, now);
+  return rt.tracing.span("onComplete", rt.pool, row, () => deliver(rt, ops, row, result, now), onCompleteEnd);
+}
+
+async function deliver<Tx>(rt: PoolRuntime<Tx>, ops: TxOps<Tx>, row: WorkRow, result: RunResult, now: number): Promise<OnCompleteWrite> {
   const name = row.onComplete!;
   let write: OnCompleteWrite;
   try {

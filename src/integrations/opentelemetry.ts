@@ -1,0 +1,153 @@
+/**
+ * `workpool/opentelemetry`: traces a pool with OpenTelemetry.
+ * `new Workpool(store, { telemetry: openTelemetry() })` gives every enqueue call a
+ * PRODUCER span, every attempt a CONSUMER span and every onComplete delivery an INTERNAL
+ * span. The enqueue's trace context is stored with the work (as W3C trace context,
+ * whatever propagator the app registers), so an attempt that runs minutes later in
+ * another process continues the trace that enqueued it. Attributes follow the messaging
+ * semantic conventions (`messaging.system` = `workpool`, the pool as destination).
+ */
+import {
+  context,
+  createTraceState,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+  type SpanContext,
+  type Tracer,
+  type TracerProvider,
+} from "@opentelemetry/api";
+import { InvalidArgumentError } from "../errors.js";
+import { checkOptionKeys } from "../options.js";
+import type { AttemptEnd, AttemptTrace, AttemptTraceInfo, EnqueueTrace, EnqueueTraceInfo, Telemetry, TraceCarrier } from "../telemetry.js";
+
+/** Options of {@link openTelemetry}. */
+export interface OpenTelemetryOptions {
+  /** Where the spans go. Default: the globally registered provider. */
+  tracerProvider?: TracerProvider;
+  /**
+   * true (default): an attempt's span is a child of the span that enqueued its work, in the
+   * same trace. false: each attempt starts a trace of its own, linked to the enqueue (for
+   * work that runs long after it was enqueued). Either way the span links to the enqueue.
+   */
+  attemptsJoinTrace?: boolean;
+}
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** The telemetry for the `telemetry` option of a Workpool or ActionRetrier. */
+export function openTelemetry(options?: OpenTelemetryOptions): Telemetry {
+  const o = (
+    options === undefined ? {} : checkOptionKeys("options", options, ["tracerProvider", "attemptsJoinTrace"], "openTelemetry()")
+  ) as OpenTelemetryOptions;
+  if (o.tracerProvider !== undefined && typeof (o.tracerProvider as { getTracer?: unknown }).getTracer !== "function") {
+    throw new InvalidArgumentError("tracerProvider", "must be an OpenTelemetry TracerProvider (with getTracer())");
+  }
+  if (o.attemptsJoinTrace !== undefined && typeof o.attemptsJoinTrace !== "boolean") {
+    throw new InvalidArgumentError("attemptsJoinTrace", "must be a boolean");
+  }
+  const join = o.attemptsJoinTrace ?? true;
+  // Looked up at each span: an SDK registered after the pool was made is still used.
+  const tracer = (): Tracer => (o.tracerProvider ?? trace.getTracerProvider()).getTracer("workpool");
+
+  function startConsumer(info: AttemptTraceInfo, name: string, kind: SpanKind, attributes: Attributes): AttemptTrace {
+    const enqueued = fromCarrier(info.carrier);
+    const parent = enqueued && join ? trace.setSpanContext(ROOT_CONTEXT, enqueued) : ROOT_CONTEXT;
+    const span = tracer().startSpan(
+      name,
+      { kind, attributes, links: enqueued ? [{ context: enqueued }] : [], root: parent === ROOT_CONTEXT },
+      parent,
+    );
+    const active = trace.setSpan(parent, span);
+    return { run: (fn) => context.with(active, fn), end: (result) => endAttempt(span, result) };
+  }
+
+  return {
+    enqueue(info: EnqueueTraceInfo): EnqueueTrace {
+      const attributes: Attributes = {
+        "messaging.system": "workpool",
+        "messaging.operation.type": "send",
+        "messaging.operation.name": "enqueue",
+        "messaging.destination.name": info.pool,
+        "workpool.handler": info.handler,
+        "workpool.work.kind": info.kind,
+      };
+      if (info.count !== 1) attributes["messaging.batch.message_count"] = info.count;
+      const span = tracer().startSpan(`enqueue ${info.pool}`, { kind: SpanKind.PRODUCER, attributes }, context.active());
+      return {
+        carrier: toCarrier(span.spanContext()),
+        end(result) {
+          if ("error" in result) failSpan(span, result.error);
+          else if (result.workIds.length === 1) span.setAttribute("messaging.message.id", result.workIds[0]!);
+          span.end();
+        },
+      };
+    },
+
+    attempt(info: AttemptTraceInfo): AttemptTrace {
+      const attributes: Attributes = {
+        "messaging.system": "workpool",
+        "messaging.operation.type": "process",
+        "messaging.operation.name": "process",
+        "messaging.destination.name": info.pool,
+        "messaging.message.id": info.workId,
+        "workpool.handler": info.handler,
+        "workpool.work.kind": info.kind,
+        "workpool.attempt": info.attempt,
+      };
+      if (info.priority !== 0) attributes["workpool.priority"] = info.priority;
+      if (info.key !== null) attributes["workpool.key"] = info.key;
+      return startConsumer(info, `process ${info.pool}`, SpanKind.CONSUMER, attributes);
+    },
+
+    onComplete(info: AttemptTraceInfo): AttemptTrace {
+      return startConsumer(info, `onComplete ${info.pool}`, SpanKind.INTERNAL, {
+        "messaging.system": "workpool",
+        "messaging.destination.name": info.pool,
+        "messaging.message.id": info.workId,
+        "workpool.handler": info.handler,
+        "workpool.work.kind": "onComplete",
+      });
+    },
+  };
+}
+
+function endAttempt(span: Span, result: AttemptEnd): void {
+  span.setAttribute("workpool.attempt.outcome", result.outcome);
+  if (result.outcome === "failed" || result.outcome === "retrying") {
+    span.recordException({ name: result.errorName ?? "Error", message: result.error, stack: result.stack });
+    span.setAttribute("error.type", result.errorName ?? "Error");
+    span.setStatus({ code: SpanStatusCode.ERROR, message: result.error });
+  }
+  span.end();
+}
+
+function failSpan(span: Span, error: unknown): void {
+  const e = error instanceof Error ? error : new Error(String(error));
+  span.recordException(e);
+  span.setAttribute("error.type", e.name);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
+}
+
+/** The span's context as W3C trace context fields; undefined for a span that is not recorded anywhere. */
+function toCarrier(sc: SpanContext): TraceCarrier | undefined {
+  if (!trace.isSpanContextValid(sc)) return undefined;
+  const carrier: Record<string, string> = {
+    traceparent: `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, "0")}`,
+  };
+  const state = sc.traceState?.serialize();
+  if (state) carrier.tracestate = state;
+  return carrier;
+}
+
+/** The stored context, or undefined if there is none or it is malformed. */
+function fromCarrier(carrier: TraceCarrier | undefined): SpanContext | undefined {
+  const m = carrier?.traceparent === undefined ? null : TRACEPARENT.exec(carrier.traceparent);
+  if (!m) return undefined;
+  const sc: SpanContext = { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16), isRemote: true };
+  if (carrier!.tracestate) sc.traceState = createTraceState(carrier!.tracestate);
+  return trace.isSpanContextValid(sc) ? sc : undefined;
+}

@@ -1,0 +1,188 @@
+/**
+ * Tracing with `workpool/opentelemetry`, recorded by the OpenTelemetry SDK's in-memory
+ * exporter: a PRODUCER span per enqueue call, a CONSUMER span per attempt that continues
+ * the enqueuing trace from the context stored with the work, an INTERNAL span per
+ * onComplete delivery; messaging attributes; a broken tracer never fails the work.
+ */
+import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { InvalidArgumentError, NonRetryableError, type Telemetry } from "../../src/index.js";
+import { openTelemetry } from "../../src/integrations/opentelemetry.js";
+import type { StoreHarness } from "./harness.js";
+import { useTestContext } from "./context.js";
+
+export function defineTelemetryTests<Tx>(harness: StoreHarness<Tx>): void {
+  describe("telemetry (OpenTelemetry)", () => {
+    const ctx = useTestContext(harness);
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const app = provider.getTracer("app");
+    beforeAll(() => void context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable()));
+    afterAll(() => context.disable());
+
+    async function traced(options?: { attemptsJoinTrace?: boolean }) {
+      exporter.reset();
+      const t = await ctx();
+      const pool = t.pool({ name: "mail", telemetry: openTelemetry({ tracerProvider: provider, ...options }) });
+      return { t, pool };
+    }
+    const spans = (name: string): ReadableSpan[] => exporter.getFinishedSpans().filter((s) => s.name === name);
+    const parentOf = (s: ReadableSpan): string | undefined => s.parentSpanContext?.spanId;
+
+    test("an attempt's span is a child of the span that enqueued it, and the handler's spans are the attempt's", async () => {
+      const { pool } = await traced();
+      const send = pool.defineAction("send", async () => app.startActiveSpan("smtp", (s) => s.end()));
+      let id = "";
+      await app.startActiveSpan("request", async (request) => {
+        id = await pool.enqueueAction(send, { to: "a" }, { priority: 3, key: "user:1" });
+        request.end();
+      });
+      await pool.runOnce();
+      const [request] = spans("request");
+      const [enqueue] = spans("enqueue mail");
+      const [attempt] = spans("process mail");
+      const [smtp] = spans("smtp");
+      expect(enqueue!.kind).toBe(SpanKind.PRODUCER);
+      expect(parentOf(enqueue!)).toBe(request!.spanContext().spanId);
+      expect(enqueue!.attributes).toMatchObject({
+        "messaging.system": "workpool",
+        "messaging.operation.type": "send",
+        "messaging.destination.name": "mail",
+        "messaging.message.id": id,
+        "workpool.handler": "send",
+      });
+      expect(attempt!.kind).toBe(SpanKind.CONSUMER);
+      expect(attempt!.spanContext().traceId).toBe(request!.spanContext().traceId);
+      expect(parentOf(attempt!)).toBe(enqueue!.spanContext().spanId);
+      expect(attempt!.links.map((l) => l.context.spanId)).toEqual([enqueue!.spanContext().spanId]);
+      expect(attempt!.attributes).toMatchObject({
+        "messaging.operation.type": "process",
+        "messaging.message.id": id,
+        "workpool.attempt": 1,
+        "workpool.priority": 3,
+        "workpool.key": "user:1",
+        "workpool.attempt.outcome": "success",
+      });
+      expect(parentOf(smtp!)).toBe(attempt!.spanContext().spanId);
+    });
+
+    test("each attempt has its span: a failure that retries, then success; onComplete's span joins the trace", async () => {
+      const { t, pool } = await traced();
+      let calls = 0;
+      const flaky = pool.defineAction("flaky", () => {
+        if (++calls === 1) throw new TypeError("socket hang up");
+        return "ok";
+      });
+      const done = pool.defineOnComplete("done", () => undefined);
+      await pool.enqueueAction(flaky, {}, { retry: { maxAttempts: 2, initialBackoffMs: 10, base: 1 }, onComplete: done });
+      await pool.runOnce();
+      t.clock.advance(60_000);
+      await pool.runOnce();
+      await pool.runOnce();
+      const [enqueue] = spans("enqueue mail");
+      const attempts = spans("process mail");
+      expect(attempts.map((s) => [s.attributes["workpool.attempt"], s.attributes["workpool.attempt.outcome"]])).toEqual([
+        [1, "retrying"],
+        [2, "success"],
+      ]);
+      expect(attempts.map(parentOf)).toEqual([enqueue!.spanContext().spanId, enqueue!.spanContext().spanId]);
+      const failed = attempts[0]!;
+      expect(failed.status).toEqual({ code: SpanStatusCode.ERROR, message: "socket hang up" });
+      expect(failed.attributes["error.type"]).toBe("TypeError");
+      expect(failed.events.map((e) => [e.name, e.attributes?.["exception.message"]])).toEqual([["exception", "socket hang up"]]);
+      const [onComplete] = spans("onComplete mail");
+      expect(onComplete!.kind).toBe(SpanKind.INTERNAL);
+      expect(onComplete!.attributes).toMatchObject({ "workpool.handler": "done", "workpool.attempt.outcome": "success" });
+      expect(parentOf(onComplete!)).toBe(enqueue!.spanContext().spanId);
+    });
+
+    test("a batch is one enqueue span; a mutation and a failure for good have theirs; attemptsJoinTrace false links only", async () => {
+      const { pool } = await traced({ attemptsJoinTrace: false });
+      const m = pool.defineMutation("m", () => 1);
+      const bad = pool.defineAction("bad", () => {
+        throw new NonRetryableError("no such user");
+      });
+      await pool.enqueueMutationBatch(m, [{}, {}, {}]);
+      await pool.enqueueAction(bad, {});
+      await pool.runOnce();
+      const [batch, single] = spans("enqueue mail");
+      expect(batch!.attributes).toMatchObject({ "messaging.batch.message_count": 3, "workpool.work.kind": "mutation" });
+      expect(batch!.attributes).not.toHaveProperty("messaging.message.id");
+      const attempts = spans("process mail");
+      expect(attempts).toHaveLength(4);
+      for (const a of attempts) {
+        const enqueuedBy = a.attributes["workpool.work.kind"] === "mutation" ? batch! : single!;
+        // Its own trace, linked to the enqueue.
+        expect(a.parentSpanContext).toBeUndefined();
+        expect(a.spanContext().traceId).not.toBe(enqueuedBy.spanContext().traceId);
+        expect(a.links.map((l) => l.context.spanId)).toEqual([enqueuedBy.spanContext().spanId]);
+      }
+      const failed = attempts.find((a) => a.attributes["workpool.handler"] === "bad")!;
+      expect(failed.attributes).toMatchObject({ "workpool.attempt.outcome": "failed", "error.type": "NonRetryableError" });
+      expect(attempts.filter((a) => a.attributes["workpool.attempt.outcome"] === "success")).toHaveLength(3);
+    });
+
+    test("a tracer that throws never fails work; work enqueued without a trace gets a root span", async () => {
+      exporter.reset();
+      const t = await ctx();
+      const throwing: Telemetry = {
+        enqueue: () => {
+          throw new Error("tracer bug");
+        },
+        attempt: () => {
+          throw new Error("tracer bug");
+        },
+      };
+      const warnings: string[] = [];
+      const onWarning = (w: Error) => void warnings.push(w.message);
+      process.on("warning", onWarning);
+      try {
+        const broken = t.pool({ name: "broken", telemetry: throwing });
+        const a = broken.defineAction("a", () => 1);
+        const id = await broken.enqueueAction(a, {});
+        await broken.runOnce();
+        expect(await broken.status(id)).toMatchObject({ state: "finished", result: { kind: "success" } });
+        await new Promise((r) => setImmediate(r));
+        expect(warnings.filter((w) => w.includes("telemetry"))).toHaveLength(1);
+      } finally {
+        process.off("warning", onWarning);
+      }
+      // Work enqueued by a process that does not trace: its attempt starts a trace of its own, with no link.
+      const untraced = t.pool({ name: "shared" });
+      const tracedWorker = t.pool({ name: "shared", telemetry: openTelemetry({ tracerProvider: provider }) });
+      const b = untraced.defineAction("b", () => 2);
+      tracedWorker.defineAction("b", () => 2);
+      await untraced.enqueueAction(b, {});
+      await tracedWorker.runOnce();
+      const [attempt] = spans("process shared");
+      expect(spans("enqueue shared")).toEqual([]);
+      expect(attempt!.parentSpanContext).toBeUndefined();
+      expect(attempt!.links).toEqual([]);
+      expect(attempt!.attributes["workpool.attempt.outcome"]).toBe("success");
+      expect(trace.getActiveSpan()).toBeUndefined();
+    });
+
+    test("bad telemetry options are refused naming the option", async () => {
+      const t = await ctx();
+      const cases: [() => unknown, string][] = [
+        [() => t.pool({ telemetry: {} as Telemetry }), "telemetry"],
+        [() => t.pool({ telemetry: openTelemetry as unknown as Telemetry }), "telemetry"],
+        [() => openTelemetry({ tracerProvider: {} as never }), "tracerProvider"],
+        [() => openTelemetry({ attemptsJoinTrace: "yes" as never }), "attemptsJoinTrace"],
+        [() => openTelemetry({ sampler: 1 } as never), "sampler"],
+      ];
+      for (const [make, field] of cases) {
+        let error: unknown;
+        try {
+          make();
+        } catch (e) {
+          error = e;
+        }
+        expect(error, field).toBeInstanceOf(InvalidArgumentError);
+        expect((error as InvalidArgumentError).field).toBe(field);
+      }
+    });
+  });
+}
