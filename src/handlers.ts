@@ -3,7 +3,7 @@
  * and the per-pool registry that maps stored names back to functions.
  */
 import { InvalidArgumentError } from "./errors.js";
-import { checkName } from "./options.js";
+import { checkName } from "./checks.js";
 import type { OnCompleteArgs, WorkId } from "./types.js";
 
 /** What an action receives besides its args. */

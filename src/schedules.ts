@@ -7,7 +7,7 @@ import type { ScheduleRow, ScheduleWrite } from "./driver/schedule-ops.js";
 import { InvalidArgumentError } from "./errors.js";
 import type { OnCompleteHandle } from "./handlers.js";
 import { decodeJson } from "./json.js";
-import { checkOptionKeys } from "./options.js";
+import { checkOptionKeys } from "./checks.js";
 import { checkCatchUp, checkScheduleId, checkSpec, nextTick, type CronSpec, type StoredWorkOptions } from "./internal/cron.js";
 import { prepareEnqueue, type EnqueueContext } from "./internal/enqueue-input.js";
 import type { LogLevel } from "./events.js";

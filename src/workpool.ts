@@ -4,10 +4,10 @@
  */
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import { DRIVER, type Driver, type NewWork, type Store } from "./driver/driver.js";
+import { DRIVER, type Driver, type Store } from "./driver/driver.js";
 import type { RateLimits } from "./driver/schedule-ops.js";
 import { InvalidArgumentError, UnknownWorkError } from "./errors.js";
-import { EventHub, PoolLogger, type EnqueuedEvent, type WorkpoolEventName, type WorkpoolEvents } from "./events.js";
+import { EventHub, PoolLogger, type WorkpoolEventName, type WorkpoolEvents } from "./events.js";
 import {
   HandlerRegistry,
   type ActionFn,
@@ -18,27 +18,17 @@ import {
   type OnCompleteHandle,
 } from "./handlers.js";
 import { workIdTime } from "./ids.js";
-import { checkBatch, prepareEnqueue, type EnqueueInput, type PreparedEnqueue } from "./internal/enqueue-input.js";
+import { Enqueuer } from "./internal/enqueuer.js";
 import type { PoolRuntime } from "./internal/runtime.js";
 import { Readiness } from "./internal/readiness.js";
 import { checkScheduleId } from "./internal/cron.js";
 import { checkIds, toStatus } from "./internal/status.js";
 import { cancelWork } from "./internal/transitions/cancel.js";
-import { insertWork } from "./internal/transitions/enqueue.js";
 import { Worker, type RunOnceResult } from "./internal/worker.js";
-import { withTrace, workLogLevel } from "./internal/work-meta.js";
 import { Tracing } from "./internal/tracing.js";
-import {
-  checkConfigure,
-  checkInt,
-  checkOptionKeys,
-  describeValue,
-  resolveOptions,
-  type ConfigureOptions,
-  type ResolvedOptions,
-  type WorkpoolOptions,
-} from "./options.js";
-import type { JsonArgsCheck, JsonContextCheck, Status, WorkId, WorkKind } from "./types.js";
+import { checkConfigure, resolveOptions, type ConfigureOptions, type ResolvedOptions, type WorkpoolOptions } from "./options.js";
+import { checkInt, checkOptionKeys, describeValue } from "./checks.js";
+import type { JsonArgsCheck, JsonContextCheck, Status, WorkId } from "./types.js";
 import { prepareSchedule, toScheduleInfo, type CronSpec, type ScheduleInfo, type ScheduleOptions } from "./schedules.js";
 import type { ActionEnqueueOptions, CancelAllOptions, EnqueueOptions, StopOptions } from "./call-options.js";
 
@@ -67,6 +57,7 @@ export class Workpool<Tx = unknown, P extends string = string> {
   private readonly rt: PoolRuntime<Tx>;
   private readonly worker: Worker<Tx>;
   private readonly readiness: Readiness<Tx>;
+  private readonly enqueuer: Enqueuer<Tx>;
 
   constructor(store: Store<Tx>, options?: WorkpoolOptions<P>) {
     const driver = (store as Partial<Store<Tx>> | null)?.[DRIVER];
@@ -89,6 +80,7 @@ export class Workpool<Tx = unknown, P extends string = string> {
     };
     this.worker = new Worker(this.rt);
     this.readiness = new Readiness(this.rt);
+    this.enqueuer = new Enqueuer(this.rt, this.worker, this.readiness);
   }
 
   /** Defines an action: any async function; side effects allowed; retried if enqueued with retry. */
@@ -118,7 +110,7 @@ export class Workpool<Tx = unknown, P extends string = string> {
     args: NoInfer<A>,
     options?: ActionEnqueueOptions<Tx, C, NoInfer<R>, P>,
   ): Promise<WorkId> {
-    return this.enqueue({ kind: "action", handle, argsList: [args], options, argsField: "args" }).then((ids) => ids[0]!);
+    return this.enqueuer.enqueue({ kind: "action", handle, argsList: [args], options, argsField: "args" }).then((ids) => ids[0]!);
   }
 
   /** Enqueues a mutation. Resolves with its id once committed (or written into `tx`). */
@@ -127,7 +119,7 @@ export class Workpool<Tx = unknown, P extends string = string> {
     args: NoInfer<A>,
     options?: EnqueueOptions<Tx, C, NoInfer<R>, P>,
   ): Promise<WorkId> {
-    return this.enqueue({ kind: "mutation", handle, argsList: [args], options, argsField: "args" }).then((ids) => ids[0]!);
+    return this.enqueuer.enqueue({ kind: "mutation", handle, argsList: [args], options, argsField: "args" }).then((ids) => ids[0]!);
   }
 
   /** Enqueues one action per element of `argsArray`, in one transaction. */
@@ -136,7 +128,7 @@ export class Workpool<Tx = unknown, P extends string = string> {
     argsArray: readonly NoInfer<A>[],
     options?: ActionEnqueueOptions<Tx, C, NoInfer<R>, P>,
   ): Promise<WorkId[]> {
-    return this.enqueue({ kind: "action", handle, argsList: argsArray, options, argsField: "argsArray" });
+    return this.enqueuer.enqueue({ kind: "action", handle, argsList: argsArray, options, argsField: "argsArray" });
   }
 
   /** Enqueues one mutation per element of `argsArray`, in one transaction. */
@@ -145,95 +137,7 @@ export class Workpool<Tx = unknown, P extends string = string> {
     argsArray: readonly NoInfer<A>[],
     options?: EnqueueOptions<Tx, C, NoInfer<R>, P>,
   ): Promise<WorkId[]> {
-    return this.enqueue({ kind: "mutation", handle, argsList: argsArray, options, argsField: "argsArray" });
-  }
-
-  /**
-   * Validates, then writes. Bad input rejects the returned promise, except with `tx` on a
-   * synchronous store (SQLite): there it throws, so the caller's synchronous
-   * `db.transaction()` rolls back instead of committing without the work.
-   */
-  private enqueue(input: EnqueueInput): Promise<WorkId[]> {
-    const { options } = input;
-    const throwsSync =
-      this.driver.synchronousTx && typeof options === "object" && options !== null && (options as { tx?: unknown }).tx !== undefined;
-    try {
-      const argsList = input.argsField === "argsArray" ? checkBatch(input.argsList) : input.argsList;
-      const ctx = { pool: this.name, options: this.opts, handlers: this.handlers, logger: this.logger };
-      const prepared = prepareEnqueue(ctx, { ...input, argsList });
-      return this.rt.tracing.enabled ? this.insertTraced(prepared, input.kind, argsList.length) : this.insert(prepared);
-    } catch (e) {
-      if (throwsSync) throw e;
-      return Promise.reject(e);
-    }
-  }
-
-  /** Writes the rows inside the enqueue's span, whose trace context each row keeps. */
-  private insertTraced(prepared: PreparedEnqueue<Tx>, kind: WorkKind, count: number): Promise<WorkId[]> {
-    const first = prepared.rows[0];
-    const span = first ? this.rt.tracing.enqueue({ pool: this.name, handler: first.fnName, kind, count }) : null;
-    if (!span) return this.insert(prepared);
-    if (span.carrier) {
-      const meta = withTrace(first!.meta, span.carrier);
-      for (const row of prepared.rows) row.meta = meta;
-    }
-    try {
-      const written = this.insert(prepared);
-      written.then(
-        (workIds) => span.end({ workIds }),
-        (error: unknown) => span.end({ error }),
-      );
-      return written;
-    } catch (error) {
-      span.end({ error });
-      throw error;
-    }
-  }
-
-  /**
-   * Writes the rows. With `tx` on a synchronous store (SQLite) the write happens before
-   * this returns, so it joins the caller's synchronous transaction.
-   */
-  private insert({ rows, tx, idsFor }: PreparedEnqueue<Tx>): Promise<WorkId[]> {
-    if (rows.length === 0) return Promise.resolve([]);
-    const done = (resolved: readonly string[]): WorkId[] => (this.emitEnqueued(rows, resolved), idsFor(resolved));
-    if (tx !== undefined && this.driver.synchronousTx) return insertWork(this.rt, rows, tx).then(done);
-    // This process may run a worker with room: the work may start without a second commit.
-    // A row with a uniqueKey may resolve to other work, so it takes the plain insert.
-    const one = rows.length === 1 && rows[0]!.uniqueKey === null ? rows[0]! : null;
-    const fast = tx === undefined && one ? this.worker.enqueueAndClaim(one, () => this.emitEnqueued(rows, [one.id])) : null;
-    if (fast) return fast.then(() => idsFor([one!.id]));
-    return this.readiness.afterReady(() => insertWork(this.rt, rows, tx)).then(done);
-  }
-
-  /**
-   * The `enqueued` events of written rows, built only when someone will see them (a batch
-   * makes one per row). A row that resolved to pending work with its uniqueKey has one
-   * only when it replaced that work; kept work was not enqueued again.
-   */
-  private emitEnqueued(rows: readonly NewWork[], resolved: readonly string[]): void {
-    // The rows of one call share their meta, and so their log level.
-    const workLevel = rows[0] ? workLogLevel(rows[0]) : undefined;
-    if (!this.events.wants("enqueued", workLevel)) return;
-    rows.forEach((r, i) => {
-      const workId = resolved[i] ?? r.id;
-      const replaced = workId !== r.id;
-      if (replaced && r.onConflict === "keep") return;
-      const event: EnqueuedEvent = {
-        event: "enqueued",
-        pool: this.name,
-        workId: workId as WorkId,
-        fnName: r.fnName,
-        kind: r.kind,
-        runAt: r.runAt,
-        enqueuedAt: r.enqueuedAt,
-      };
-      if (r.priority !== 0) event.priority = r.priority;
-      if (r.key !== null) event.key = r.key;
-      if (replaced) event.replaced = true;
-      if (workLevel !== undefined) event.logLevel = workLevel;
-      this.events.emit(event);
-    });
+    return this.enqueuer.enqueue({ kind: "mutation", handle, argsList: argsArray, options, argsField: "argsArray" });
   }
 
   /**

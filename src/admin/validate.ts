@@ -8,7 +8,8 @@ import { InvalidArgumentError } from "../errors.js";
 import { isWorkId } from "../ids.js";
 import { checkIds } from "../internal/status.js";
 import { checkKey } from "../internal/enqueue-input.js";
-import { checkInt, checkMaxParallelism, checkName, checkOptionKeys, describeValue } from "../options.js";
+import { checkMaxParallelism } from "../options.js";
+import { checkInt, checkName, checkOptionKeys, describeValue } from "../checks.js";
 import type { AdminStateFilter, ListOptions } from "./types.js";
 
 /** The states list() filters by. */

@@ -5,7 +5,7 @@
  */
 import type { AdminStateFilter, ListOptions, WorkpoolAdmin } from "../admin/types.js";
 import { InvalidArgumentError } from "../errors.js";
-import { checkOptionKeys, describeValue } from "../options.js";
+import { checkOptionKeys, describeValue } from "../checks.js";
 import type { Sampler, Series } from "./sampler.js";
 
 /** What an endpoint answers: a status and a JSON body. */

@@ -7,7 +7,8 @@ import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import type { Clock } from "../clock.js";
 import { InvalidArgumentError } from "../errors.js";
-import { checkClock, checkOptionKeys, describeValue } from "../options.js";
+import { checkClock } from "../options.js";
+import { checkOptionKeys, describeValue } from "../checks.js";
 
 /** Decides whether a request may use the dashboard: the app's own auth. */
 export type DashboardAuthFunction = (req: IncomingMessage) => boolean | Promise<boolean>;

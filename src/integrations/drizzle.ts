@@ -15,7 +15,7 @@ import { DrizzleQueryError, is, sql, type SQL } from "drizzle-orm";
 import { PgTransaction } from "drizzle-orm/pg-core";
 import { splitPlaceholders, transactionExecutor, type ExecutorStatement, type TransactionExecutor } from "../driver/tx-executor.js";
 import { InvalidArgumentError } from "../errors.js";
-import { describeValue } from "../options.js";
+import { describeValue } from "../checks.js";
 
 /** What the adapter uses of a Drizzle PostgreSQL transaction: running one SQL statement. */
 export interface DrizzlePgTransactionLike {

@@ -10,7 +10,7 @@
 import type { Knex } from "knex";
 import { splitPlaceholders, transactionExecutor, type TransactionExecutor } from "../driver/tx-executor.js";
 import { InvalidArgumentError } from "../errors.js";
-import { describeValue } from "../options.js";
+import { describeValue } from "../checks.js";
 
 const executors = new WeakMap<object, TransactionExecutor>();
 

@@ -11,7 +11,7 @@ import type { PoolClient } from "pg";
 import { CompiledQuery, type PostgresPool, type PostgresPoolClient, type Transaction } from "kysely";
 import { transactionExecutor, type TransactionExecutor } from "../driver/tx-executor.js";
 import { InvalidArgumentError } from "../errors.js";
-import { describeValue } from "../options.js";
+import { describeValue } from "../checks.js";
 
 const executors = new WeakMap<object, TransactionExecutor>();
 

@@ -21,7 +21,7 @@ import {
   type TracerProvider,
 } from "@opentelemetry/api";
 import { InvalidArgumentError } from "../errors.js";
-import { checkOptionKeys } from "../options.js";
+import { checkOptionKeys } from "../checks.js";
 import type { AttemptEnd, AttemptTrace, AttemptTraceInfo, EnqueueTrace, EnqueueTraceInfo, Telemetry, TraceCarrier } from "../telemetry.js";
 
 /** Options of {@link openTelemetry}. */

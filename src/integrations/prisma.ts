@@ -10,7 +10,7 @@
  */
 import { transactionExecutor, type TransactionExecutor } from "../driver/tx-executor.js";
 import { InvalidArgumentError } from "../errors.js";
-import { describeValue } from "../options.js";
+import { describeValue } from "../checks.js";
 
 /** What the adapter uses of a Prisma interactive transaction client (`Prisma.TransactionClient`). */
 export interface PrismaTransactionClientLike {

@@ -7,7 +7,7 @@ import type { NewWork } from "../driver/driver.js";
 import type { CatchUp, ScheduleAdvance, ScheduleRow } from "../driver/schedule-ops.js";
 import { InvalidArgumentError } from "../errors.js";
 import { newWorkId } from "../ids.js";
-import { checkName, checkOptionKeys, describeValue } from "../options.js";
+import { checkName, checkOptionKeys, describeValue } from "../checks.js";
 import type { RetryBehavior } from "../types.js";
 
 /** When a schedule runs: a 5-field (minutes) or 6-field (seconds) cron expression, in an IANA time zone. */

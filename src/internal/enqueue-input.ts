@@ -9,15 +9,8 @@ import { InvalidArgumentError } from "../errors.js";
 import type { HandlerRegistry } from "../handlers.js";
 import { newWorkId } from "../ids.js";
 import { encodeJson, encodeOptionalJson } from "../json.js";
-import {
-  checkInt,
-  checkLogLevel,
-  checkName,
-  checkOptionKeys,
-  checkRetryBehavior,
-  describeValue,
-  type ResolvedOptions,
-} from "../options.js";
+import { checkLogLevel, checkRetryBehavior, type ResolvedOptions } from "../options.js";
+import { checkInt, checkName, checkOptionKeys, describeValue } from "../checks.js";
 import type { PoolLogger } from "../events.js";
 import type { ResultKind, RetryBehavior, WorkId, WorkKind } from "../types.js";
 import { resolveRunAt } from "./schedule.js";

@@ -5,7 +5,8 @@
  */
 import { InvalidArgumentError } from "../errors.js";
 import type { PoolLogger } from "../events.js";
-import { describeValue, YEAR } from "../options.js";
+import { YEAR } from "../options.js";
+import { describeValue } from "../checks.js";
 
 /**
  * The time a retry or redelivery is scheduled at, as written to the store: `ms` (epoch)

@@ -4,7 +4,7 @@
 import type { WorkRow } from "../driver/driver.js";
 import { InvalidArgumentError } from "../errors.js";
 import { isWorkId } from "../ids.js";
-import { describeValue } from "../options.js";
+import { describeValue } from "../checks.js";
 import type { RunResult, Status } from "../types.js";
 import { MAX_BATCH } from "./enqueue-input.js";
 

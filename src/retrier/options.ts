@@ -17,7 +17,8 @@
 import type { Clock } from "../clock.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { Logger, LogLevel } from "../events.js";
-import { checkInt, checkLogLevel, checkName, checkOptionKeys, describeValue } from "../options.js";
+import { checkLogLevel } from "../options.js";
+import { checkInt, checkName, checkOptionKeys, describeValue } from "../checks.js";
 import type { Telemetry } from "../telemetry.js";
 import type { RetryBehavior } from "../types.js";
 

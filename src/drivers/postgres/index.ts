@@ -7,7 +7,7 @@ import pg from "pg";
 import type { Client, ClientConfig, Pool, PoolClient } from "pg";
 import type { Store } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
-import { checkInt, checkOptionKeys } from "../../options.js";
+import { checkInt, checkOptionKeys } from "../../checks.js";
 import { PostgresDriver } from "./driver.js";
 import { checkSchemaName } from "./names.js";
 import { vacuumSettings, type VacuumOptions } from "./vacuum.js";

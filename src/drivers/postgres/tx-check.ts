@@ -14,7 +14,7 @@
 import type { PoolClient } from "pg";
 import { isTransactionExecutor, type TransactionExecutor } from "../../driver/tx-executor.js";
 import { InvalidArgumentError } from "../../errors.js";
-import { describeValue } from "../../options.js";
+import { describeValue } from "../../checks.js";
 import type { Queryable } from "./connection.js";
 import { checkExecutorInTransaction, executorQueryable, readExecutorIdentity } from "./tx-executor-check.js";
 

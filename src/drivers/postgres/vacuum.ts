@@ -9,7 +9,7 @@
  */
 import type { Pool } from "pg";
 import { InvalidArgumentError } from "../../errors.js";
-import { checkInt, describeValue } from "../../options.js";
+import { checkInt, describeValue } from "../../checks.js";
 
 /** When the leader vacuums the work table. */
 export interface VacuumOptions {

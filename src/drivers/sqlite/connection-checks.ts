@@ -5,7 +5,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { InvalidArgumentError } from "../../errors.js";
-import { describeValue } from "../../options.js";
+import { describeValue } from "../../checks.js";
 
 /** Whether `value` looks like a better-sqlite3 Database (duck-typed: the app may load its own copy). */
 function isConnection(value: unknown): value is Database {
