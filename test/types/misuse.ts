@@ -46,6 +46,14 @@ export async function misuse(): Promise<void> {
   await emails.enqueueAction(send, { to: "a@b.c" }, { context: { userId: 7 } });
 
   // 3. `runAt` together with `runAfter`.
+  // Per-work options: skipping onComplete for some result kinds, a work's own log level.
+  await emails.enqueueAction(send, { to: "a@b.c" }, { onComplete: sent, onCompleteExcludeKinds: ["success"], logLevel: "DEBUG" });
+  // @ts-expect-error onCompleteExcludeKinds only applies to an onComplete
+  await emails.enqueueAction(send, { to: "a@b.c" }, { onCompleteExcludeKinds: ["failed"] });
+  // @ts-expect-error "lost" is not a result kind
+  await emails.enqueueAction(send, { to: "a@b.c" }, { onComplete: sent, onCompleteExcludeKinds: ["lost"] });
+  // @ts-expect-error "LOUD" is not a log level
+  await emails.enqueueAction(send, { to: "a@b.c" }, { logLevel: "LOUD" });
   // @ts-expect-error runAt and runAfter are exclusive
   await emails.enqueueAction(send, { to: "a@b.c" }, { runAt: Date.now(), runAfter: 1000 });
 
@@ -96,6 +104,8 @@ export async function misuse(): Promise<void> {
   await retrier.run(fetchRate, { currency: "EUR" }, { onComplete: counted });
   // @ts-expect-error `amount` is not in the action's args
   await retrier.run(fetchRate, { currency: "EUR", amount: 1 });
+  // @ts-expect-error "LOUD" is not a log level
+  await retrier.run(fetchRate, { currency: "EUR" }, { logLevel: "LOUD" });
   // @ts-expect-error a plain string is not a RunId
   await retrier.status("01ABC");
 }
