@@ -39,6 +39,7 @@ DECLARE
   v_running INTEGER;
   v_per_key JSONB;
   v_started JSONB;
+  v_freed TEXT[];
   v_free INTEGER;
   v_rows TID[] := '{}';
   v_claimed JSON;
@@ -74,10 +75,18 @@ BEGIN
     -- Nothing is parked without a per-key limit: the keys the trigger noted are of no use.
     DELETE FROM :"schema".freed_keys f WHERE f.pool = p_pool;
   ELSE
+    -- The notes are taken before the running attempts of each key are counted: an attempt that ended
+    -- before they were read is not counted, and one that ends later leaves its note for the next claim.
+    -- Counted first, the count could include an attempt whose note is then taken, leave its key no room,
+    -- and its parked work would wait for an attempt end that never comes.
+    WITH d AS (DELETE FROM :"schema".freed_keys f WHERE f.pool = p_pool RETURNING f.key)
+    SELECT array_agg(DISTINCT d.key) INTO v_freed FROM d;
     SELECT coalesce(jsonb_object_agg(k.key, k.n), '{}') INTO v_per_key FROM (
       SELECT w.key, count(*) AS n FROM :"schema".work w
       WHERE w.pool = p_pool AND w.state = 'running' AND w.key IS NOT NULL GROUP BY w.key) k;
-    PERFORM :"schema".unpark_freed(p_pool, v_keys, v_per_key);
+    IF v_freed IS NOT NULL THEN
+      PERFORM :"schema".unpark_keys(p_pool, v_freed, v_keys, v_per_key);
+    END IF;
   END IF;
   IF v_free > 0 THEN
     IF v_key_rate IS NOT NULL THEN
@@ -349,7 +358,7 @@ CREATE FUNCTION :"schema".note_freed_key() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-  INSERT INTO :"schema".freed_keys (pool, key) VALUES (OLD.pool, OLD.key) ON CONFLICT DO NOTHING;
+  INSERT INTO :"schema".freed_keys (pool, key) VALUES (OLD.pool, OLD.key);
   RETURN NULL;
 END
 $$;
@@ -548,6 +557,33 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION :"schema".unpark_keys(p_pool text, p_keys text[], p_limit integer, p_running jsonb) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+DECLARE
+  v_back TEXT[];
+BEGIN
+  WITH back AS (
+    UPDATE :"schema".work w SET parked = FALSE
+    WHERE w.ctid = ANY(ARRAY(
+      SELECT x.ctid FROM unnest(p_keys) AS f(key)
+      CROSS JOIN LATERAL (
+        SELECT p.ctid FROM :"schema".work p
+        WHERE p.pool = p_pool AND p.key = f.key AND p.state = 'pending' AND p.parked
+        ORDER BY p.priority, p.run_at, p.id
+        LIMIT greatest(0, p_limit - coalesce((p_running ->> f.key)::INTEGER, 0))
+        FOR UPDATE SKIP LOCKED) x))
+    RETURNING w.key)
+  SELECT array_agg(back.key) INTO v_back FROM back;
+  INSERT INTO :"schema".freed_keys (pool, key)
+  SELECT p_pool, f.key FROM unnest(p_keys) AS f(key)
+  CROSS JOIN LATERAL (
+    SELECT 1 FROM :"schema".work p WHERE p.pool = p_pool AND p.key = f.key AND p.state = 'pending' AND p.parked LIMIT 1) e
+  WHERE cardinality(array_positions(coalesce(v_back, '{}'), f.key)) < p_limit - coalesce((p_running ->> f.key)::INTEGER, 0);
+END
+$$;
+
 CREATE FUNCTION :"schema".window_opens(p_pool text, p_now bigint, p_limit integer, p_period bigint) RETURNS bigint
     LANGUAGE plpgsql STABLE
     AS $$
@@ -664,9 +700,6 @@ CREATE TABLE :"schema".work (
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_analyze_scale_factor='0.05');
 
-ALTER TABLE ONLY :"schema".freed_keys
-    ADD CONSTRAINT freed_keys_pkey PRIMARY KEY (pool, key);
-
 ALTER TABLE ONLY :"schema".leaders
     ADD CONSTRAINT leaders_pkey PRIMARY KEY (pool);
 
@@ -684,6 +717,8 @@ ALTER TABLE ONLY :"schema".stats
 
 ALTER TABLE ONLY :"schema".work
     ADD CONSTRAINT work_pkey PRIMARY KEY (id);
+
+CREATE INDEX freed_keys_pool ON :"schema".freed_keys USING btree (pool);
 
 CREATE INDEX schedules_due ON :"schema".schedules USING btree (pool, next_run_at);
 

@@ -1,9 +1,57 @@
--- Per-work options read by the runtime and the enqueue's trace context.
+-- Per-work options read by the runtime and the enqueue's trace context; freed keys noted without waits.
 
 -- JSON object, NULL when the work has none: onCompleteExcludeKinds (result kinds whose onComplete is
 -- skipped), logLevel (the work's own log threshold) and trace (the enqueuing span's propagation
 -- fields, such as traceparent), so each attempt's span joins the trace that enqueued the work.
 ALTER TABLE :"schema".work ADD COLUMN meta TEXT;
+
+-- freed_keys without its primary key. Two transactions ending attempts of the same two keys in opposite
+-- orders each waited, in the unique index, for the other's uncommitted note of a key: a deadlock, seen
+-- under keyed load with several workers. A plain insert waits for nobody; a claim takes every note of
+-- its pool, repeats included.
+ALTER TABLE :"schema".freed_keys DROP CONSTRAINT freed_keys_pkey;
+CREATE INDEX freed_keys_pool ON :"schema".freed_keys (pool);
+
+CREATE OR REPLACE FUNCTION :"schema".note_freed_key() RETURNS TRIGGER
+LANGUAGE plpgsql
+AS $$
+BEGIN
+  INSERT INTO :"schema".freed_keys (pool, key) VALUES (OLD.pool, OLD.key);
+  RETURN NULL;
+END
+$$;
+
+-- unpark_freed() of 002 for keys the caller took from freed_keys (p_keys, distinct): gives back, for each,
+-- as many of its parked rows, in claim order, as it has room for under p_limit given p_running. A parked
+-- row locked by another transaction is skipped, not waited for (this runs under the pool's lock): its
+-- key is noted again for the next claim.
+CREATE FUNCTION :"schema".unpark_keys(p_pool TEXT, p_keys TEXT[], p_limit INTEGER, p_running JSONB)
+RETURNS VOID
+LANGUAGE plpgsql VOLATILE
+AS $$
+#variable_conflict use_column
+DECLARE
+  v_back TEXT[];
+BEGIN
+  WITH back AS (
+    UPDATE :"schema".work w SET parked = FALSE
+    WHERE w.ctid = ANY(ARRAY(
+      SELECT x.ctid FROM unnest(p_keys) AS f(key)
+      CROSS JOIN LATERAL (
+        SELECT p.ctid FROM :"schema".work p
+        WHERE p.pool = p_pool AND p.key = f.key AND p.state = 'pending' AND p.parked
+        ORDER BY p.priority, p.run_at, p.id
+        LIMIT greatest(0, p_limit - coalesce((p_running ->> f.key)::INTEGER, 0))
+        FOR UPDATE SKIP LOCKED) x))
+    RETURNING w.key)
+  SELECT array_agg(back.key) INTO v_back FROM back;
+  INSERT INTO :"schema".freed_keys (pool, key)
+  SELECT p_pool, f.key FROM unnest(p_keys) AS f(key)
+  CROSS JOIN LATERAL (
+    SELECT 1 FROM :"schema".work p WHERE p.pool = p_pool AND p.key = f.key AND p.state = 'pending' AND p.parked LIMIT 1) e
+  WHERE cardinality(array_positions(coalesce(v_back, '{}'), f.key)) < p_limit - coalesce((p_running ->> f.key)::INTEGER, 0);
+END
+$$;
 
 -- The rows p_rows of the pool moved to running for p_worker, as the JSON claim() answers with; each
 -- start recorded in starts when p_record (the pool has a rate limit). Its own function so that a
@@ -37,7 +85,7 @@ END
 $$;
 
 -- claim() as in 004 (same arguments and columns: it replaces 004's in place), starting its rows
--- through start_rows().
+-- through start_rows(), and taking the freed keys' notes before it counts their running attempts.
 CREATE OR REPLACE FUNCTION :"schema".claim(p_pool TEXT, p_worker TEXT, p_now BIGINT, p_lease_until BIGINT, p_limit INTEGER,
                                 p_after_priority INTEGER, p_after_run_at BIGINT, p_after_id TEXT)
 RETURNS TABLE (max_parallelism INTEGER, log_level TEXT, key_parallelism INTEGER, running_count INTEGER,
@@ -57,6 +105,7 @@ DECLARE
   v_running INTEGER;
   v_per_key JSONB;
   v_started JSONB;
+  v_freed TEXT[];
   v_free INTEGER;
   v_rows TID[] := '{}';
   v_claimed JSON;
@@ -92,10 +141,18 @@ BEGIN
     -- Nothing is parked without a per-key limit: the keys the trigger noted are of no use.
     DELETE FROM :"schema".freed_keys f WHERE f.pool = p_pool;
   ELSE
+    -- The notes are taken before the running attempts of each key are counted: an attempt that ended
+    -- before they were read is not counted, and one that ends later leaves its note for the next claim.
+    -- Counted first, the count could include an attempt whose note is then taken, leave its key no room,
+    -- and its parked work would wait for an attempt end that never comes.
+    WITH d AS (DELETE FROM :"schema".freed_keys f WHERE f.pool = p_pool RETURNING f.key)
+    SELECT array_agg(DISTINCT d.key) INTO v_freed FROM d;
     SELECT coalesce(jsonb_object_agg(k.key, k.n), '{}') INTO v_per_key FROM (
       SELECT w.key, count(*) AS n FROM :"schema".work w
       WHERE w.pool = p_pool AND w.state = 'running' AND w.key IS NOT NULL GROUP BY w.key) k;
-    PERFORM :"schema".unpark_freed(p_pool, v_keys, v_per_key);
+    IF v_freed IS NOT NULL THEN
+      PERFORM :"schema".unpark_keys(p_pool, v_freed, v_keys, v_per_key);
+    END IF;
   END IF;
   IF v_free > 0 THEN
     IF v_key_rate IS NOT NULL THEN
