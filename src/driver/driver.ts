@@ -13,188 +13,35 @@
  * - Writes of running work are fenced by (id, attempt): an old attempt can't overwrite a
  *   newer state.
  */
-import type { CompletionStatus, LogLevel } from "../events.js";
 import type { AdminOps, CancelableFilter } from "./admin-ops.js";
 import type { ScheduleOps } from "./schedule-ops.js";
-import type { RetryBehavior, WorkKind, WorkState } from "../types.js";
 import type { TransactionExecutor } from "./tx-executor.js";
+import type { NewWork, PoolConfig, PoolCounts, PoolStats, WorkRow } from "./work-rows.js";
+import type {
+  AttemptRef,
+  ClaimOptions,
+  ClaimResult,
+  CompleteResult,
+  CompletionWrite,
+  FinishWrite,
+  HeartbeatResult,
+  OnCompleteWrite,
+  RescheduleWrite,
+} from "./work-writes.js";
 
-/** Stored configuration of one pool, shared by every process using it. */
-export interface PoolConfig {
-  maxParallelism: number;
-  logLevel: LogLevel;
-  /** Most running attempts of one key, or null for no per-key limit. */
-  keyParallelism: number | null;
-}
-
-/** Delivery state of onComplete: `none` when the work has no onComplete handler. */
-export type OnCompleteState = "none" | "pending" | "done" | "failed";
-
-/** The fields a row is enqueued with, as stored. Payloads are already-validated JSON text. */
-export interface WorkFields {
-  id: string;
-  pool: string;
-  kind: WorkKind;
-  fnName: string;
-  /** Display name from enqueue's `name` option. */
-  name: string | null;
-  args: string;
-  runAt: number;
-  enqueuedAt: number;
-  /** Retry behaviour, or null for no retry. */
-  retry: RetryBehavior | null;
-  timeoutMs: number | null;
-  /** Name of the onComplete handler, or null. */
-  onComplete: string | null;
-  /** JSON text of the onComplete context, or null. */
-  context: string | null;
-  /** Claim order among due work: lower first. Integer -1000..1000. */
-  priority: number;
-  /** The key whose running attempts the pool's keyParallelism limits, or null. */
-  key: string | null;
-  /**
-   * JSON text of the work's runtime options and enqueue trace context (see
-   * internal/work-meta.ts), or null when it has none.
-   */
-  meta: string | null;
-}
-
-/** What an enqueue with a unique key does when pending work of the pool already has it. */
-export type OnConflict = "keep" | "replace";
-
-/** A new row as enqueue writes it: a stored row's fields plus, maybe, a unique key. */
-export interface NewWork extends WorkFields {
-  /**
-   * Unique among the pool's pending work, or null. A row with one is written alone (one
-   * row per insertWork call).
-   */
-  uniqueKey: string | null;
-  /** With a uniqueKey: keep the pending work that has it, or replace its fields. */
-  onConflict: OnConflict;
-}
-
-/** A whole stored row. */
-export interface WorkRow extends WorkFields {
-  state: WorkState;
-  /**
-   * Attempts started so far. While running, the current attempt's number (1-based); it is
-   * the fencing token of that attempt.
-   */
-  attempt: number;
-  cancelRequested: boolean;
-  workerId: string | null;
-  leaseUntil: number | null;
-  startedAt: number | null;
-  /** JSON text of the RunResult once finished. */
-  result: string | null;
-  finishedAt: number | null;
-  ocState: OnCompleteState;
-  /** onComplete tries that threw and rolled back. */
-  ocAttempts: number;
-  /** When the next onComplete try is due (state pending). */
-  ocRunAt: number | null;
-  ocError: string | null;
-}
-
-/** Identifies one attempt: writes for it only apply while the row is still on it. */
-export interface AttemptRef {
-  id: string;
-  attempt: number;
-}
-
-/** Parameters of a claim. */
-export interface ClaimOptions {
-  workerId: string;
-  now: number;
-  /** Lease end written on the claimed rows. */
-  leaseUntil: number;
-  /** Most rows to claim (the pool's free slots may allow fewer). */
-  limit: number;
-}
-
-/** What a claim returns. */
-export interface ClaimResult {
-  /** Rows now `running` for this worker, attempt already incremented. */
-  claimed: WorkRow[];
-  /** The pool's stored configuration as read inside the claim transaction. */
-  config: PoolConfig;
-  /** Running attempts of the pool after the claim (all processes). */
-  running: number;
-  /**
-   * Earliest run_at of the pool's remaining pending work, or null if none. A driver may
-   * also return null when the claim took every row it could (its limit, or the pool's
-   * free slots): the worker then claims again before it would sleep.
-   */
-  nextRunAt: number | null;
-}
-
-/** Counters the periodic report is computed from; cumulative per pool. */
-export interface PoolStats {
-  completed: number;
-  succeeded: number;
-  failed: number;
-  retries: number;
-  canceled: number;
-}
-
-/** A finish write: the row goes to `finished` with its result. */
-export interface FinishWrite {
-  id: string;
-  /** JSON text of the RunResult. */
-  result: string;
-  finishedAt: number;
-  ocState: OnCompleteState;
-  /** JSON text of the ending attempt's record, appended to the row's attempt log; absent or null for none. */
-  attemptEntry?: string | null;
-}
-
-/** A retry write: the row goes back to `pending`, due at `runAt`. */
-export interface RescheduleWrite {
-  id: string;
-  runAt: number;
-  /** JSON text of the failed attempt's record, appended to the row's attempt log; absent or null for none. */
-  attemptEntry?: string | null;
-}
-
-/** One action attempt's outcome for {@link Driver.complete}, decided by the core from the row it claimed. */
-export interface CompletionWrite {
-  id: string;
-  /** The attempt the outcome belongs to: the write applies only while the row is still on it. */
-  attempt: number;
-  /** How the attempt ended. A cancel requested while it ran turns any of these into `canceled`. */
-  status: CompletionStatus;
-  /** JSON text of the RunResult when the work finishes; null when it retries. */
-  result: string | null;
-  /** When the retry is due (status `retrying`); null otherwise. */
-  runAt: number | null;
-  /**
-   * JSON text of the attempt's record for the row's attempt log (an attempt that threw),
-   * or absent / null. Its `outcome` becomes `canceled` where a requested cancel wins.
-   */
-  attemptEntry?: string | null;
-}
-
-/** What {@link Driver.complete} did. */
-export interface CompleteResult {
-  /**
-   * Ids whose write did not apply: their attempt was no longer the current one (rescued,
-   * handed back). Nearly always none, so the list is of these rather than of the others.
-   */
-  stale: string[];
-  /** Ids written that finished `canceled` because a cancel was requested while they ran. */
-  canceled: string[];
-  /** The claim for the freed slots; null when none was asked for or the pool has no stored config. */
-  claim: ClaimResult | null;
-}
-
-/** onComplete bookkeeping for one row. */
-export interface OnCompleteWrite {
-  id: string;
-  ocState: OnCompleteState;
-  ocAttempts: number;
-  ocRunAt: number | null;
-  ocError: string | null;
-}
+// The row and write types are part of this interface: code using a driver imports them from here.
+export type { NewWork, OnCompleteState, OnConflict, PoolConfig, PoolCounts, PoolStats, WorkFields, WorkRow } from "./work-rows.js";
+export type {
+  AttemptRef,
+  ClaimOptions,
+  ClaimResult,
+  CompleteResult,
+  CompletionWrite,
+  FinishWrite,
+  HeartbeatResult,
+  OnCompleteWrite,
+  RescheduleWrite,
+} from "./work-writes.js";
 
 /** Operations available inside {@link Driver.transaction}. All run in that one transaction. */
 export interface TxOps<Tx> {
@@ -229,22 +76,6 @@ export interface TxOps<Tx> {
    * rethrown; the transaction stays usable.
    */
   savepoint<T>(fn: () => Promise<T> | T): Promise<T>;
-}
-
-/** What a heartbeat learns about this worker's running attempts. */
-export interface HeartbeatResult {
-  /** Attempts whose work was canceled: abort them. */
-  cancelRequested: string[];
-  /** Attempts no longer this worker's (lease lost and rescued, or released): abort them, their results will be ignored. */
-  lost: string[];
-}
-
-/** Counts for the periodic report and diagnostics. */
-export interface PoolCounts {
-  pending: number;
-  running: number;
-  /** Pending work due at `now` (waiting for a slot). */
-  backlog: number;
 }
 
 /**

@@ -38,25 +38,26 @@ import {
   type TxOps,
   type WorkRow,
 } from "../../driver/driver.js";
-import { Mutex } from "../../driver/mutex.js";
-import { TransactionScope } from "../../driver/transaction-scope.js";
 import type { TransactionExecutor } from "../../driver/tx-executor.js";
-import { inTransaction, run, type Queryable } from "./connection.js";
+import { run, type Queryable } from "./connection.js";
 import { Listener } from "./listener.js";
 import { Notifier } from "./notifier.js";
 import { PinnedConnection } from "./pinned.js";
-import { migratePostgres } from "./migrate.js";
 import { channelName, quoteIdent } from "./names.js";
 import { ClaimKeys, claimOn } from "./claim.js";
 import { completeOn } from "./complete.js";
-import { claimedRow, insertParams, toPoolConfig, toPoolStats, toWorkRow, type PgPoolRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
-import { insertStatements, statementsFor, type Statements } from "./statements.js";
-import { PgTxOps } from "./tx-ops.js";
+import { toPoolStats, toWorkRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
+import { ensurePoolOn, readPoolConfigOn } from "./pool-config.js";
+import { heartbeatOn } from "./heartbeat.js";
+import { statementsFor, type Statements } from "./statements.js";
 import { TxChecker } from "./tx-check.js";
-import { closedError, connectError, isTransientPgError } from "./errors.js";
+import { isTransientPgError } from "./errors.js";
 import { Vacuumer, type VacuumSettings } from "./vacuum.js";
 import { PgAdmin } from "./admin.js";
 import { PgSchedules } from "./schedules.js";
+import { PgStoreLifecycle } from "./lifecycle.js";
+import { PgTransactions } from "./transactions.js";
+import { PgWorkInserter } from "./insert.js";
 import type { RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
 
 /** What the driver needs to run. */
@@ -77,15 +78,6 @@ export interface PostgresDriverConfig {
   connectTimeoutMs: number | null;
 }
 
-/** One of our open transactions, as seen by code running inside it. */
-interface OpenTx {
-  ops: PgTxOps;
-  /** False once the transaction's function settled: later calls must not join it. */
-  open: boolean;
-  /** Nested transactions (savepoints) on one client take turns. */
-  nested: Mutex;
-}
-
 /** The PostgreSQL implementation of the driver interface; also the Store users hold. */
 export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   readonly dialect = "postgres";
@@ -102,36 +94,30 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   readonly listener: Listener;
   /** The NOTIFY side: coalesces the wake-ups of back-to-back enqueues. */
   readonly notifier: Notifier;
-  private readonly ownsPool: boolean;
-  /** The client held for autocommit statements issued back to back (see pinned.ts). */
-  private readonly pinned: PinnedConnection;
   private readonly stmts: Statements;
   private readonly channel: string;
   /** Where this process's next claim of each pool starts its walk of the pending index. */
   private readonly claimKeys = new ClaimKeys();
-  private migrated: Promise<void> | null = null;
   private readonly vacuumer: Vacuumer | null;
-  /** The transaction the current async context runs in, if any. */
-  private readonly inside = new TransactionScope<OpenTx>();
-  private closing: Promise<void> | null = null;
-  /** Checks the `tx` of enqueues. */
-  private readonly txChecker: TxChecker;
-  private readonly connectTimeoutMs: number | null;
   private readonly admin: PgAdmin;
   private readonly schedules: PgSchedules;
+  /** Migrate and close, and the connections statements run on while the store is open. */
+  private readonly lifecycle: PgStoreLifecycle;
+  /** Our transactions, and which one the calling code runs inside. */
+  private readonly transactions: PgTransactions;
+  /** The enqueue paths. */
+  private readonly inserter: PgWorkInserter;
 
   constructor(config: PostgresDriverConfig) {
     this.pool = config.pool;
-    this.ownsPool = config.ownsPool;
-    this.pinned = new PinnedConnection(config.pool);
+    const pinned = new PinnedConnection(config.pool);
     this.schema = config.schema;
     this.pollIntervalMs = config.pollIntervalMs;
     this.vacuumer = config.vacuum ? new Vacuumer(`${quoteIdent(config.schema)}.work`, config.vacuum) : null;
     this.stmts = statementsFor(config.schema);
     this.channel = channelName(config.schema);
     this.listener = new Listener(config.newListenClient, this.channel);
-    this.txChecker = new TxChecker(config.pool);
-    this.connectTimeoutMs = config.connectTimeoutMs;
+    const txChecker = new TxChecker(config.pool);
     this.admin = new PgAdmin(config.schema, this.channel);
     this.schedules = new PgSchedules(config.schema, this.channel);
     this.notifier = new Notifier(
@@ -140,6 +126,9 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
       },
       (pool) => this.listener.wakeLocal(pool),
     );
+    this.lifecycle = new PgStoreLifecycle({ ...config, pinned, listener: this.listener, notifier: this.notifier });
+    this.transactions = new PgTransactions(this.stmts, this.channel, this.claimKeys);
+    this.inserter = new PgWorkInserter(this.stmts, this.channel, this.notifier, txChecker, this.lifecycle, this.transactions);
   }
 
   isTransientError(e: unknown): boolean {
@@ -148,139 +137,45 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
 
   /** Creates or upgrades the schema. Runs once per store; a failed run is retried on the next call. */
   migrate(): Promise<void> {
-    if (this.closing) return Promise.reject(closedError());
-    this.migrated ??= migratePostgres(this.pool, this.schema).catch((e: unknown) => {
-      this.migrated = null;
-      throw this.isTransientError(e) ? connectError(e, this.connectTimeoutMs) : e;
-    });
-    return this.migrated;
+    return this.lifecycle.migrate();
   }
 
   /** Closes the LISTEN connection and, if the store created it, the pool. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      await this.notifier.close();
-      this.pinned.close();
-      await this.listener.close();
-      if (this.ownsPool) await this.pool.end();
-    })();
-    return this.closing;
-  }
-
-  private checkOpen(): void {
-    if (this.closing) throw closedError();
+    return this.lifecycle.close();
   }
 
   /** Where autocommit statements run, once the store is known to be open: the held client or the pool. */
   private get db(): Queryable {
-    this.checkOpen();
-    return this.pinned;
+    return this.lifecycle.db;
   }
 
   /** The pool itself, once the store is known to be open: for transactions and VACUUM. */
   private get openPool(): Pool {
-    this.checkOpen();
-    this.pinned.makeRoom();
-    return this.pool;
-  }
-
-  /** Our transaction the caller runs inside (a handler calling the pool), if still open. */
-  private joined(): OpenTx | null {
-    return this.inside.current();
+    return this.lifecycle.openPool;
   }
 
   /** Where a call made on behalf of the application runs: inside the handler's transaction, or on the pool. */
   private get app(): Queryable {
-    return this.joined()?.ops.tx ?? this.db;
+    return this.transactions.joinedClient() ?? this.db;
   }
 
-  async ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
-    const { rows } = await run<PgPoolRow>(this.app, this.stmts.upsertPool, [
-      pool,
-      seed.maxParallelism,
-      seed.logLevel,
-      overrides.maxParallelism ?? null,
-      overrides.logLevel ?? null,
-      seed.keyParallelism,
-      overrides.keyParallelism !== undefined,
-      overrides.keyParallelism ?? null,
-    ]);
-    // Work parked at the old per-key limit may have room under the new one. After the pool
-    // row's update, which waited for every claim that read the old limit to commit.
-    if (overrides.keyParallelism !== undefined) await run(this.app, this.stmts.unparkAll, [pool]);
-    // A changed limit concerns workers in every process (a raised one frees slots).
-    if (overrides.maxParallelism !== undefined || overrides.logLevel !== undefined || overrides.keyParallelism !== undefined) {
-      await run(this.app, this.stmts.notify, [this.channel, pool]);
-    }
-    return toPoolConfig(rows[0]!);
+  ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
+    return ensurePoolOn(() => this.app, this.stmts, this.channel, pool, seed, overrides);
   }
 
   async readPoolConfig(pool: string): Promise<PoolConfig | null> {
-    const { rows } = await run<PgPoolRow>(this.app, this.stmts.readPool, [pool]);
-    return rows[0] ? toPoolConfig(rows[0]) : null;
+    return readPoolConfigOn(this.app, this.stmts, pool);
   }
 
-  /**
-   * One statement for the whole batch. Without `tx` it commits on its own (autocommit)
-   * and its wake-up may be coalesced with other enqueues' (see Notifier); with `tx` it
-   * runs on the caller's client inside their transaction, and the work and its
-   * notification exist only if they commit.
-   */
-  async insertWork(rows: readonly NewWork[], tx?: PoolClient | TransactionExecutor): Promise<string[]> {
-    if (!rows.length) return [];
-    if (rows[0]!.uniqueKey !== null) return [await this.insertUnique(rows, tx)];
-    const { form, params } = insertParams(rows);
-    const { notifying, quiet } = insertStatements(this.stmts, form);
-    const ids = rows.map((r) => r.id);
-    if (tx !== undefined) {
-      this.checkOpen();
-      await run(await this.txChecker.check(tx), notifying, [...params, this.channel]);
-      return ids;
-    }
-    const joined = this.joined();
-    // Inside a handler's transaction: it commits later, with the handler's writes.
-    if (joined) {
-      await run(joined.ops.tx, notifying, [...params, this.channel]);
-      return ids;
-    }
-    // Every row of one enqueue belongs to one pool.
-    const pool = rows[0]!.pool;
-    const inlineSince = this.notifier.notifyInline(pool);
-    if (inlineSince !== null) {
-      try {
-        await run(this.db, notifying, [...params, this.channel]);
-      } catch (e) {
-        this.notifier.failedInline(pool);
-        throw e;
-      }
-      this.notifier.committedInline(pool, inlineSince);
-    } else {
-      await run(this.db, quiet, params);
-      this.notifier.committedQuietly(pool);
-    }
-    return ids;
-  }
-
-  /** One row with a unique key: one upsert statement (see insertUniqueKeep in statements.ts). Returns the id it resolved to. */
-  private async insertUnique(rows: readonly NewWork[], tx?: PoolClient | TransactionExecutor): Promise<string> {
-    if (rows.length !== 1) throw new Error("workpool: a row with a uniqueKey is inserted alone");
-    const row = rows[0]!;
-    const db = tx !== undefined ? (this.checkOpen(), await this.txChecker.check(tx)) : (this.joined()?.ops.tx ?? this.db);
-    const stmt = row.onConflict === "replace" ? this.stmts.insertUniqueReplace : this.stmts.insertUniqueKeep;
-    const { rows: out } = await run<{ id: string }>(db, stmt, [...insertParams(rows).params, this.channel]);
-    return out[0]!.id;
+  /** See insert.ts: one statement per batch, in `tx`, in the handler's transaction, or in autocommit. */
+  insertWork(rows: readonly NewWork[], tx?: PoolClient | TransactionExecutor): Promise<string[]> {
+    return this.inserter.insertWork(rows, tx);
   }
 
   /** One statement in autocommit: see enqueue_claim() in schema.sql. */
-  async insertAndClaim(row: NewWork, claim: ClaimOptions): Promise<WorkRow | null> {
-    if (this.joined()) {
-      await this.insertWork([row]);
-      return null;
-    }
-    // The columns but the unique key, which rows taking this path do not have.
-    const params = [...insertParams([row]).params.slice(0, 15), this.channel, claim.workerId, claim.now, claim.leaseUntil];
-    const { rows } = await run<{ claimed: boolean }>(this.db, this.stmts.enqueueClaim, params);
-    return rows[0]?.claimed ? claimedRow(row, 1, false, claim) : null;
+  insertAndClaim(row: NewWork, claim: ClaimOptions): Promise<WorkRow | null> {
+    return this.inserter.insertAndClaim(row, claim);
   }
 
   /** One statement in autocommit: see claim() in schema.sql. */
@@ -294,22 +189,8 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   }
 
   async heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult> {
-    const result: HeartbeatResult = { cancelRequested: [], lost: [] };
-    if (!refs.length) return result;
-    const { rows } = await run<{ id: string; cancel_requested: boolean }>(this.db, this.stmts.heartbeat, [
-      pool,
-      refs.map((r) => r.id),
-      refs.map((r) => r.attempt),
-      workerId,
-      leaseUntil,
-    ]);
-    const held = new Map(rows.map((r) => [r.id, r.cancel_requested]));
-    for (const ref of refs) {
-      const cancel = held.get(ref.id);
-      if (cancel === undefined) result.lost.push(ref.id);
-      else if (cancel) result.cancelRequested.push(ref.id);
-    }
-    return result;
+    if (!refs.length) return { cancelRequested: [], lost: [] };
+    return heartbeatOn(this.db, this.stmts, pool, workerId, refs, leaseUntil);
   }
 
   async readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {
@@ -343,13 +224,8 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   }
 
   /** BEGIN ... COMMIT on a client of the pool; nested in one of ours (cancel() from a mutation), a savepoint. */
-  async transaction<T>(fn: (ops: TxOps<PoolClient>) => Promise<T>): Promise<T> {
-    const outer = this.joined();
-    if (outer) return outer.nested.run(() => outer.ops.savepoint(() => fn(outer.ops)));
-    return inTransaction(this.openPool, async (client) => {
-      const tx: OpenTx = { ops: new PgTxOps(client, this.stmts, this.channel, this.claimKeys), open: true, nested: new Mutex() };
-      return this.inside.run(tx, () => fn(tx.ops));
-    });
+  transaction<T>(fn: (ops: TxOps<PoolClient>) => Promise<T>): Promise<T> {
+    return this.transactions.run(() => this.openPool, fn);
   }
 
   /** See vacuum.ts: VACUUM of the work table once its dead rows pass the threshold. */
@@ -420,7 +296,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   }
 
   subscribe(pool: string, onWake: () => void): () => void {
-    if (this.closing) return () => undefined;
+    if (this.lifecycle.closed) return () => undefined;
     return this.listener.subscribe(pool, onWake);
   }
 }

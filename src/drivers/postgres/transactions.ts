@@ -1,0 +1,53 @@
+/**
+ * The PostgreSQL driver's transactions: BEGIN ... COMMIT on a client of the pool, and
+ * which of them the current async context runs inside, so that calls a handler makes to
+ * the pool from inside its transaction run on that transaction's client (a transaction
+ * opened there is a savepoint of it).
+ */
+import type { Pool, PoolClient } from "pg";
+import type { TxOps } from "../../driver/driver.js";
+import { Mutex } from "../../driver/mutex.js";
+import { TransactionScope } from "../../driver/transaction-scope.js";
+import type { ClaimKeys } from "./claim.js";
+import { inTransaction } from "./connection.js";
+import type { Statements } from "./statements.js";
+import { PgTxOps } from "./tx-ops.js";
+
+/** One of our open transactions, as seen by code running inside it. */
+interface OpenTx {
+  ops: PgTxOps;
+  /** False once the transaction's function settled: later calls must not join it. */
+  open: boolean;
+  /** Nested transactions (savepoints) on one client take turns. */
+  nested: Mutex;
+}
+
+/** Runs the driver's transactions and knows which one the calling code runs inside. */
+export class PgTransactions {
+  /** The transaction the current async context runs in, if any. */
+  private readonly inside = new TransactionScope<OpenTx>();
+
+  constructor(
+    private readonly stmts: Statements,
+    private readonly channel: string,
+    private readonly claimKeys: ClaimKeys,
+  ) {}
+
+  /** The client of our transaction the caller runs inside (a handler calling the pool), if still open. */
+  joinedClient(): PoolClient | null {
+    return this.inside.current()?.ops.tx ?? null;
+  }
+
+  /**
+   * BEGIN ... COMMIT on a client of the pool `openPool` returns; nested in one of ours
+   * (cancel() from a mutation), a savepoint.
+   */
+  async run<T>(openPool: () => Pool, fn: (ops: TxOps<PoolClient>) => Promise<T>): Promise<T> {
+    const outer = this.inside.current();
+    if (outer) return outer.nested.run(() => outer.ops.savepoint(() => fn(outer.ops)));
+    return inTransaction(openPool(), async (client) => {
+      const tx: OpenTx = { ops: new PgTxOps(client, this.stmts, this.channel, this.claimKeys), open: true, nested: new Mutex() };
+      return this.inside.run(tx, () => fn(tx.ops));
+    });
+  }
+}
