@@ -113,7 +113,16 @@ export function WorkPage({ id, session }: { id: string; session: Session }) {
               ${w.onComplete.error && html`<pre class="value error-text">${w.onComplete.error}</pre>`}`
           : html`<p>–</p>`
       }
+      ${w.onCompleteExcludeKinds.length > 0 && html`<p data-field="exclude">Skipped for: ${w.onCompleteExcludeKinds.join(", ")}</p>`}
     </section>
+    ${
+      (w.logLevel !== null || w.traceparent !== null) &&
+      html`<section>
+        <h2>Tracing</h2>
+        ${w.logLevel !== null && html`<p data-field="log-level">Log level: ${w.logLevel}</p>`}
+        ${w.traceparent !== null && html`<p data-field="traceparent">traceparent: <code>${w.traceparent}</code></p>`}
+      </section>`
+    }
     <section>
       <h2>Attempts</h2>
       ${w.attemptHistory.length === 0 ? html`<p>None ended yet.</p>` : html`<${Timeline} w=${w} />`}

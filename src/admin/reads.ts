@@ -6,6 +6,7 @@ import type { PoolRead, WorkDetailRow, WorkListRow } from "../driver/admin-ops.j
 import { DEFAULT_MAX_PARALLELISM } from "../options.js";
 import type { JsonValue, RunResult, WorkId } from "../types.js";
 import type { AttemptRecord, PoolSummary, WorkDetail, WorkSummary } from "./types.js";
+import { readMeta } from "../internal/work-meta.js";
 
 /** Attempts kept per work. */
 const HISTORY = 10;
@@ -64,6 +65,7 @@ export function attemptHistory(row: WorkDetailRow, result: RunResult | null): At
 /** Everything about one stored row. */
 export function toWorkDetail(row: WorkDetailRow): WorkDetail {
   const result = row.result === null ? null : (JSON.parse(row.result) as RunResult<JsonValue | undefined>);
+  const meta = readMeta(row);
   return {
     ...toWorkSummary({ ...row, resultKind: result?.kind ?? null }),
     args: JSON.parse(row.args) as JsonValue,
@@ -81,6 +83,9 @@ export function toWorkDetail(row: WorkDetailRow): WorkDetail {
             failedAttempts: row.ocAttempts,
             error: row.ocError,
           },
+    onCompleteExcludeKinds: [...(meta.onCompleteExcludeKinds ?? [])],
+    logLevel: meta.logLevel ?? null,
+    traceparent: meta.trace?.traceparent ?? null,
     attemptHistory: attemptHistory(row, result),
   };
 }

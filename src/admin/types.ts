@@ -4,8 +4,8 @@
  */
 import type { Registry } from "prom-client";
 import type { Clock } from "../clock.js";
-import type { WorkpoolEventName, WorkpoolEvents } from "../events.js";
-import type { JsonValue, WorkId } from "../types.js";
+import type { LogLevel, WorkpoolEventName, WorkpoolEvents } from "../events.js";
+import type { JsonValue, ResultKind, WorkId } from "../types.js";
 
 /** Filter of list(): a state, or one kind of finished work. `retrying` = pending with attempts made (waiting out a backoff). */
 export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" | "success" | "failed" | "canceled";
@@ -89,6 +89,12 @@ export interface WorkDetail extends WorkSummary {
    * result kind its `onCompleteExcludeKinds` names.
    */
   onComplete: { handler: string; state: "pending" | "done" | "failed" | "skipped"; failedAttempts: number; error: string | null } | null;
+  /** The result kinds whose onComplete is skipped (`onCompleteExcludeKinds`); empty for none. */
+  onCompleteExcludeKinds: ResultKind[];
+  /** The work's own log level, or null for the pool's. */
+  logLevel: LogLevel | null;
+  /** The W3C `traceparent` of the span that enqueued it (with `telemetry`), or null. */
+  traceparent: string | null;
   /** Oldest first, at most 10. */
   attemptHistory: AttemptRecord[];
 }

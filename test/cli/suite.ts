@@ -48,7 +48,7 @@ async function populate(store: Store<unknown>): Promise<Record<"ok1" | "ok2" | "
   step();
   const retrying = await pool.enqueueAction(flaky, {}, { retry: { maxAttempts: 3, initialBackoffMs: 3_600_000, base: 2 } });
   step();
-  const pending = await pool.enqueueAction(send, "later@b.c", { runAfter: 3_600_000, key: "tenant-7" });
+  const pending = await pool.enqueueAction(send, "later@b.c", { runAfter: 3_600_000, key: "tenant-7", logLevel: "DEBUG" });
   await pool.runOnce();
   return { ok1, ok2, failed, retrying, pending };
 }
@@ -153,6 +153,9 @@ export function defineCliTests(target: CliTarget): void {
       };
       expect(detail.attemptHistory[0]!.error).toMatchObject({ name: "TypeError" });
       expect(detail.attemptHistory[0]!.error.stack).toContain("boom");
+      const pendingShow = await runCli([...s.args, "show", ids.pending]);
+      expect(pendingShow.stdout).toMatch(/\nLog level {3,}DEBUG\n/);
+      expect(show.stdout).not.toContain("Log level");
       expectExit(await runCli([...s.args, "show", "00000000000000000000000000"]), 3);
       expectExit(await runCli([...s.args, "show", "not-an-id"]), 2);
     });

@@ -8,6 +8,7 @@ import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { workpoolAdmin } from "../../src/admin/index.js";
 import { InvalidArgumentError, NonRetryableError, type Telemetry } from "../../src/index.js";
 import { openTelemetry } from "../../src/integrations/opentelemetry.js";
 import type { StoreHarness } from "./harness.js";
@@ -32,7 +33,7 @@ export function defineTelemetryTests<Tx>(harness: StoreHarness<Tx>): void {
     const parentOf = (s: ReadableSpan): string | undefined => s.parentSpanContext?.spanId;
 
     test("an attempt's span is a child of the span that enqueued it, and the handler's spans are the attempt's", async () => {
-      const { pool } = await traced();
+      const { t, pool } = await traced();
       const send = pool.defineAction("send", async () => app.startActiveSpan("smtp", (s) => s.end()));
       let id = "";
       await app.startActiveSpan("request", async (request) => {
@@ -66,6 +67,8 @@ export function defineTelemetryTests<Tx>(harness: StoreHarness<Tx>): void {
         "workpool.attempt.outcome": "success",
       });
       expect(parentOf(smtp!)).toBe(attempt!.spanContext().spanId);
+      const { traceId, spanId } = enqueue!.spanContext();
+      expect((await workpoolAdmin(t.h.store, { clock: t.clock }).get(id))!.traceparent).toBe(`00-${traceId}-${spanId}-01`);
     });
 
     test("each attempt has its span: a failure that retries, then success; onComplete's span joins the trace", async () => {

@@ -42,7 +42,12 @@ export function defineWorkOptionTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(s).not.toHaveProperty("onComplete");
       expect(await pool.status(failed)).toMatchObject({ onComplete: { state: "done" } });
       const admin = workpoolAdmin(t.h.store, { clock: t.clock });
-      expect((await admin.get(succeeded))!.onComplete).toMatchObject({ handler: "done", state: "skipped" });
+      expect(await admin.get(succeeded)).toMatchObject({
+        onComplete: { handler: "done", state: "skipped" },
+        onCompleteExcludeKinds: ["success"],
+        logLevel: null,
+        traceparent: null,
+      });
       expect((await admin.get(failQuiet))!.onComplete).toMatchObject({ handler: "done", state: "skipped" });
       // A failure nobody receives is worth a warning; one the onComplete receives is not.
       expect(t.logger.lines.filter((l) => l.level === "warn").map((l) => l.fields.workId)).toEqual([failQuiet]);
@@ -86,7 +91,9 @@ export function defineWorkOptionTests<Tx>(harness: StoreHarness<Tx>): void {
       const logged = t.logger.lines.map((l) => `${String(l.fields.event)} ${String(l.fields.workId)}`);
       expect(logged.sort()).toEqual([`enqueued ${loud}`, `started ${loud}`, `completed ${loud}`, `completed ${warned}`].sort());
       expect(t.logger.lines.find((l) => l.fields.workId === loud && l.fields.event === "started")!.fields.logLevel).toBe("DEBUG");
-      expect(quiet).toBeDefined();
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      expect((await admin.get(loud))!.logLevel).toBe("DEBUG");
+      expect((await admin.get(quiet))!).toMatchObject({ logLevel: null, onCompleteExcludeKinds: [] });
     });
 
     test("a work enqueued while a slot is free, and started in the same call, keeps its logLevel", async () => {

@@ -72,6 +72,9 @@ function detail(w: WorkDetail, c: Colors, now: number, stacks: boolean): string 
         : "-",
     ],
   ];
+  if (w.onCompleteExcludeKinds.length) pairs.push(["onComplete skipped for", w.onCompleteExcludeKinds.join(", ")]);
+  if (w.logLevel !== null) pairs.push(["Log level", w.logLevel]);
+  if (w.traceparent !== null) pairs.push(["Trace", w.traceparent]);
   const parts = [block(pairs)];
   if (w.attemptHistory.length) {
     const rows = w.attemptHistory.map((a) => [
