@@ -13,6 +13,7 @@ export interface Series {
   started: number[];
   finished: number[];
   waitMs: number[];
+  startWaitMs: (number | null)[];
 }
 
 /** What the server says about this session. */

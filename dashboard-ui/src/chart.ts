@@ -1,4 +1,4 @@
-/** The live chart: starts and finishes per second, and the longest wait, with uPlot. */
+/** The live chart: starts and finishes per second, and the waits to start, with uPlot. */
 import { html } from "htm/preact";
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
@@ -27,8 +27,11 @@ export function LiveChart({ series }: { series: Series | null }) {
         rates.current!,
       ),
       new uPlot(
-        options("Longest wait to start, s", width, [{ label: "oldest due work", stroke: "#d97706", width: 2 }]),
-        [[], []],
+        options("Wait to start, s", width, [
+          { label: "mean of work started", stroke: "#7c3aed", width: 2 },
+          { label: "oldest due work", stroke: "#d97706", width: 2 },
+        ]),
+        [[], [], []],
         wait.current!,
       ),
     ];
@@ -39,7 +42,7 @@ export function LiveChart({ series }: { series: Series | null }) {
     if (!series || !plots.current) return;
     const t = series.t.map((x) => x / 1000);
     plots.current[0].setData([t, series.started, series.finished]);
-    plots.current[1].setData([t, series.waitMs.map((x) => x / 1000)]);
+    plots.current[1].setData([t, series.startWaitMs.map((x) => (x === null ? null : x / 1000)), series.waitMs.map((x) => x / 1000)]);
   }, [series]);
 
   return html`<div class="charts" data-points=${series?.t.length ?? 0}>

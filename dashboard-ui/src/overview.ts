@@ -32,6 +32,7 @@ export function Overview() {
           <th>Oldest pending</th>
           <th class="num">Started / min</th>
           <th class="num">Finished / min</th>
+          <th>Mean wait</th>
         </tr>
       </thead>
       <tbody>
@@ -46,6 +47,7 @@ export function Overview() {
               <td>${p.oldestPendingAgeMs === null ? "–" : duration(p.oldestPendingAgeMs)}</td>
               <td class="num">${p.lastMinute.started}</td>
               <td class="num">${p.lastMinute.finished}</td>
+              <td data-field="mean-wait">${p.lastMinute.meanWaitMs === null ? "–" : duration(p.lastMinute.meanWaitMs)}</td>
             </tr>`,
         )}
       </tbody>

@@ -22,8 +22,13 @@ export function toPoolSummary(r: PoolRead, now: number): PoolSummary {
     keyRateLimit: r.keyRateLimit,
     counts: { pending: r.pending, retrying: r.retrying, running: r.running, success: r.success, failed: r.failed, canceled: r.canceled },
     oldestPendingAgeMs: r.oldestDueRunAt === null ? null : Math.max(0, now - r.oldestDueRunAt),
-    lastMinute: { started: r.startedSince, finished: r.finishedSince },
+    lastMinute: { started: r.startedSince, finished: r.finishedSince, meanWaitMs: meanWait(r) },
   };
+}
+
+/** The mean wait to start of the work a pool read counted as started and waited, ms; null if none. */
+export function meanWait(r: Pick<PoolRead, "waitedCount" | "waitedSumMs">): number | null {
+  return r.waitedCount > 0 ? Math.max(0, Math.round(r.waitedSumMs / r.waitedCount)) : null;
 }
 
 /** A listed row. */

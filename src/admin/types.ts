@@ -41,7 +41,12 @@ export interface PoolSummary {
   /** Age of the oldest due pending work, ms; null when none is due. */
   oldestPendingAgeMs: number | null;
   /** Attempts started and work finished in the last 60 s (from the store). */
-  lastMinute: { started: number; finished: number };
+  lastMinute: {
+    started: number;
+    finished: number;
+    /** Mean wait to start (from due to started) of the running and finished work that started in it, ms; null if none. */
+    meanWaitMs: number | null;
+  };
 }
 
 /** One row of admin.list(). */

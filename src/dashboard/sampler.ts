@@ -1,10 +1,12 @@
 /**
  * The live chart's data: once a second, while someone watches, each pool's attempts
- * started and work finished since the previous sample (as rates per second) and how long
- * its oldest due work has waited to start. The last 15 minutes are kept in memory.
+ * started and work finished since the previous sample (as rates per second), the mean
+ * wait to start of the work that started since then, and how long its oldest due work has
+ * waited. The last 15 minutes are kept in memory.
  */
 import type { Clock } from "../clock.js";
 import type { Driver } from "../driver/driver.js";
+import { meanWait } from "../admin/reads.js";
 
 /** How long the chart looks back, ms. */
 export const WINDOW_MS = 15 * 60_000;
@@ -23,10 +25,12 @@ export interface Series {
   finished: number[];
   /** Age of the oldest due pending work at the sample, ms (0: none waiting). */
   waitMs: number[];
+  /** Mean wait to start (due to started) of the work that started since the previous sample, ms; null: none started. */
+  startWaitMs: (number | null)[];
 }
 
 function emptySeries(): Series {
-  return { t: [], started: [], finished: [], waitMs: [] };
+  return { t: [], started: [], finished: [], waitMs: [], startWaitMs: [] };
 }
 
 /** Keeps the samples of every pool; sampling runs only between watch() and a minute of silence. */
@@ -75,8 +79,9 @@ export class Sampler {
         s.started.push(r.startedSince / seconds);
         s.finished.push(r.finishedSince / seconds);
         s.waitMs.push(r.oldestDueRunAt === null ? 0 : Math.max(0, now - r.oldestDueRunAt));
+        s.startWaitMs.push(meanWait(r));
         const drop = s.t.findIndex((t) => t >= now - WINDOW_MS);
-        if (drop > 0) for (const k of ["t", "started", "finished", "waitMs"] as const) s[k].splice(0, drop);
+        if (drop > 0) for (const k of ["t", "started", "finished", "waitMs", "startWaitMs"] as const) s[k].splice(0, drop);
       }
     } catch (e) {
       this.onError(e);
@@ -86,20 +91,24 @@ export class Sampler {
   /** One pool's series, or every pool's summed per sample (null: all). */
   series(pool: string | null): Series {
     if (pool !== null) return this.pools.get(pool) ?? emptySeries();
-    const sum = new Map<number, [number, number, number]>();
+    // Per sample time: rates summed, the longest oldest wait, and the mean start wait weighted by starts.
+    const sum = new Map<number, [number, number, number, number, number]>();
     for (const s of this.pools.values()) {
       s.t.forEach((t, i) => {
-        const v = sum.get(t) ?? [0, 0, 0];
-        sum.set(t, [v[0] + s.started[i]!, v[1] + s.finished[i]!, Math.max(v[2], s.waitMs[i]!)]);
+        const v = sum.get(t) ?? [0, 0, 0, 0, 0];
+        const wait = s.startWaitMs[i];
+        const weight = wait === null || wait === undefined ? 0 : s.started[i]!;
+        sum.set(t, [v[0] + s.started[i]!, v[1] + s.finished[i]!, Math.max(v[2], s.waitMs[i]!), v[3] + (wait ?? 0) * weight, v[4] + weight]);
       });
     }
     const out = emptySeries();
     for (const t of [...sum.keys()].sort((a, b) => a - b)) {
-      const [started, finished, wait] = sum.get(t)!;
+      const [started, finished, wait, waitSum, weight] = sum.get(t)!;
       out.t.push(t);
       out.started.push(started);
       out.finished.push(finished);
       out.waitMs.push(wait);
+      out.startWaitMs.push(weight > 0 ? Math.round(waitSum / weight) : null);
     }
     return out;
   }

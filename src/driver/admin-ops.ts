@@ -35,6 +35,13 @@ export interface PoolRead {
   startedSince: number;
   /** Work finished at or after `since`. */
   finishedSince: number;
+  /**
+   * Of the work whose latest attempt started at or after `since` and that is running or
+   * finished (a work waiting to retry has a new run_at): how many, and the sum of their
+   * waits to start (started_at - run_at), ms.
+   */
+  waitedCount: number;
+  waitedSumMs: number;
 }
 
 /** A listing query of one pool's work, newest (highest id) first. */

@@ -108,6 +108,7 @@ export function defineCliTests(target: CliTarget): void {
       expectExit(stats, 0);
       expect(stats.stdout).toMatch(/^Pool {8,}mail\nLimit {3,}10\nPending {3,}1\nRetrying {3,}1\n/);
       expect(stats.stdout).toMatch(/Finished {3,}2 success, 1 failed, 0 canceled/);
+      expect(stats.stdout).toMatch(/Last minute {3,}4 started, 3 finished, mean wait \S+/);
       expect(JSON.parse((await runCli([...s.args, "stats", "mail", "--json"])).stdout)).toMatchObject({ name: "mail" });
       expectExit(await runCli([...s.args, "stats", "nope"]), 3);
 

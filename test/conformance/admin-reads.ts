@@ -59,7 +59,7 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
         keyRateLimit: null,
         counts: { pending: 2, retrying: 1, running: 1, success: 1, failed: 1, canceled: 1 },
         oldestPendingAgeMs: 5000,
-        lastMinute: { started: 4, finished: 3 },
+        lastMinute: { started: 4, finished: 3, meanWaitMs: 0 },
       });
       expect(pools[0]).toMatchObject({
         maxParallelism: 7,
@@ -72,8 +72,33 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
       await step;
       t.clock.advance(61_000);
       const later = (await admin.pools())[1]!;
-      expect(later.lastMinute).toEqual({ started: 0, finished: 0 });
+      expect(later.lastMinute).toEqual({ started: 0, finished: 0, meanWaitMs: null });
       expect(later.counts).toMatchObject({ running: 0, success: 2 });
+    });
+
+    test("pools() gives the mean wait to start of the running and finished work that started in the last minute", async () => {
+      const t = await ctx();
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      const pool = t.pool({ name: "mail" });
+      const release = deferred();
+      const ok = pool.defineAction("ok", () => 1);
+      const slow = pool.defineAction("slow", () => release.promise);
+      const flaky = pool.defineAction("flaky", () => {
+        throw new Error("again");
+      });
+      await pool.enqueueAction(ok, {});
+      await pool.enqueueAction(slow, {}, { runAfter: 1000 });
+      t.clock.advance(3000);
+      // Started now: ok waited 3000 ms, slow 2000 ms (due 1000 ms after it was enqueued); the
+      // flaky one waited 0 ms, but it is waiting to retry now, with a new due time: not counted.
+      await pool.enqueueAction(flaky, {}, { retry: { maxAttempts: 3, initialBackoffMs: 60_000, base: 2 } });
+      let completed = 0;
+      const recorded = new Promise<void>((resolve) => pool.on("completed", () => ++completed === 2 && resolve()));
+      const step = pool.runOnce();
+      await recorded;
+      expect((await admin.pools())[0]!.lastMinute).toEqual({ started: 3, finished: 1, meanWaitMs: 2500 });
+      release.resolve();
+      await step;
     });
 
     test("list() filters by state, kind of ending, handler and search, newest first", async () => {

@@ -208,7 +208,7 @@ export function defineDashboardTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(authed.status).toBe(200);
     });
 
-    test("chart series: attempts started and work finished per second between samples, and the oldest due work's wait", async () => {
+    test("chart series: attempts started and work finished per second between samples, their mean wait, and the oldest due work's wait", async () => {
       const t = await ctx();
       const pool = t.pool({ name: "jobs" });
       const job = pool.defineAction("job", () => 1);
@@ -223,7 +223,8 @@ export function defineDashboardTests<Tx>(harness: StoreHarness<Tx>): void {
       const waiting = await pool.enqueueAction(job, {});
       t.clock.advance(1500);
       await sampler.sample();
-      expect(sampler.series("jobs")).toEqual({ t: [t.clock.now()], started: [2], finished: [2], waitMs: [1500] });
+      // The four waited 500 ms each; the fifth, enqueued after them, is still waiting.
+      expect(sampler.series("jobs")).toEqual({ t: [t.clock.now()], started: [2], finished: [2], waitMs: [1500], startWaitMs: [500] });
       t.clock.advance(1);
       await pool.runOnce();
       t.clock.advance(999);
@@ -232,8 +233,9 @@ export function defineDashboardTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(s.started).toEqual([2, 1]);
       expect(s.finished).toEqual([2, 1]);
       expect(s.waitMs).toEqual([1500, 0]);
+      expect(s.startWaitMs).toEqual([500, 1501]);
       expect(sampler.series(null)).toEqual(s);
-      expect(sampler.series("other")).toEqual({ t: [], started: [], finished: [], waitMs: [] });
+      expect(sampler.series("other")).toEqual({ t: [], started: [], finished: [], waitMs: [], startWaitMs: [] });
       expect(errors).toEqual([]);
       expect((await workpoolAdmin(t.h.store).get(waiting))!.resultKind).toBe("success");
       // Samples older than 15 minutes are dropped.

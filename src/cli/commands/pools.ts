@@ -51,7 +51,10 @@ function poolBlock(p: PoolSummary, c: Colors): string {
       "Finished",
       `${counts.success} success, ${counts.failed ? c.red(`${counts.failed} failed`) : "0 failed"}, ${counts.canceled} canceled`,
     ],
-    ["Last minute", `${p.lastMinute.started} started, ${p.lastMinute.finished} finished`],
+    [
+      "Last minute",
+      `${p.lastMinute.started} started, ${p.lastMinute.finished} finished${p.lastMinute.meanWaitMs === null ? "" : `, mean wait ${duration(p.lastMinute.meanWaitMs)}`}`,
+    ],
   ]);
 }
 

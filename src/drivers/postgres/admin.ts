@@ -33,6 +33,8 @@ const LIST_COLUMNS = `w.id, w.pool, w.kind, w.fn_name, w.name, w.state, ${RESULT
 /** Counts of one pool (n.pool), each through an index on (pool, …) of its state. $1 now, $2 since. */
 function poolCounts(work: string): string {
   const count = (where: string): string => `(SELECT count(*)::int FROM ${work} w WHERE w.pool = n.pool AND ${where})`;
+  const waited = (where: string): string =>
+    `(SELECT coalesce(sum(w.started_at - w.run_at), 0)::float8 FROM ${work} w WHERE w.pool = n.pool AND ${where})`;
   return `${count("w.state = 'pending'")} AS pending_all,
     ${count("w.state = 'pending' AND w.attempt > 0")} AS retrying,
     ${count("w.state = 'running'")} AS running,
@@ -44,7 +46,11 @@ function poolCounts(work: string): string {
     ${count("w.state = 'running' AND w.started_at >= $2::bigint")}
       + ${count("w.state = 'finished' AND w.finished_at >= $2::bigint AND w.started_at >= $2::bigint")}
       + ${count("w.state = 'pending' AND w.attempt > 0 AND w.started_at >= $2::bigint")} AS started_since,
-    ${count("w.state = 'finished' AND w.finished_at >= $2::bigint")} AS finished_since`;
+    ${count("w.state = 'finished' AND w.finished_at >= $2::bigint")} AS finished_since,
+    ${count("w.state = 'running' AND w.started_at >= $2::bigint")}
+      + ${count("w.state = 'finished' AND w.finished_at >= $2::bigint AND w.started_at >= $2::bigint")} AS waited_count,
+    ${waited("w.state = 'running' AND w.started_at >= $2::bigint")}
+      + ${waited("w.state = 'finished' AND w.finished_at >= $2::bigint AND w.started_at >= $2::bigint")} AS waited_sum`;
 }
 
 /**
@@ -105,6 +111,8 @@ interface PgPoolReadRow {
   oldest_due: string | number | null;
   started_since: number;
   finished_since: number;
+  waited_count: number;
+  waited_sum: number;
 }
 
 interface PgListRow {
@@ -167,6 +175,8 @@ export class PgAdmin {
       oldestDueRunAt: numOrNull(r.oldest_due),
       startedSince: r.started_since,
       finishedSince: r.finished_since,
+      waitedCount: r.waited_count,
+      waitedSumMs: r.waited_sum,
     }));
   }
 

@@ -55,7 +55,13 @@ const POOL_COUNTS = `
   + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since AND w.started_at >= @since)
   + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.attempt > 0 AND w.started_at >= @since)
     AS started_since,
-  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since) AS finished_since`;
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since) AS finished_since,
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'running' AND w.started_at >= @since)
+  + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since AND w.started_at >= @since)
+    AS waited_count,
+  (SELECT coalesce(sum(w.started_at - w.run_at), 0) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'running' AND w.started_at >= @since)
+  + (SELECT coalesce(sum(w.started_at - w.run_at), 0) FROM workpool_work w
+     WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since AND w.started_at >= @since) AS waited_sum`;
 
 /** Pool names with work in one state: a skip through the state's index, one step per pool. */
 const poolsIn = (state: string): string => `SELECT * FROM (WITH RECURSIVE p(pool) AS (
@@ -101,6 +107,8 @@ interface SqlitePoolReadRow {
   oldest_due: number | null;
   started_since: number;
   finished_since: number;
+  waited_count: number;
+  waited_sum: number;
 }
 
 interface SqliteListRow {
@@ -170,6 +178,8 @@ export class SqliteAdminStatements {
       oldestDueRunAt: r.oldest_due,
       startedSince: r.started_since,
       finishedSince: r.finished_since,
+      waitedCount: r.waited_count,
+      waitedSumMs: r.waited_sum,
     }));
   }
 
