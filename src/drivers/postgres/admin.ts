@@ -35,14 +35,17 @@ function poolCounts(work: string): string {
   const count = (where: string): string => `(SELECT count(*)::int FROM ${work} w WHERE w.pool = n.pool AND ${where})`;
   const waited = (where: string): string =>
     `(SELECT coalesce(sum(w.started_at - w.run_at), 0)::float8 FROM ${work} w WHERE w.pool = n.pool AND ${where})`;
-  return `${count("w.state = 'pending'")} AS pending_all,
+  // Pending work is counted through its two partial indexes (ready and parked): no index has
+  // `state = 'pending'` alone, and that predicate read the whole table.
+  return `${count("w.state = 'pending' AND NOT w.parked")} + ${count("w.state = 'pending' AND w.parked")} AS pending_all,
     ${count("w.state = 'pending' AND w.attempt > 0")} AS retrying,
     ${count("w.state = 'running'")} AS running,
     ${count("w.state = 'finished'")} AS finished,
     ${count(STATE_SQL.failed)} AS failed,
     ${count(STATE_SQL.canceled)} AS canceled,
-    (SELECT w.run_at FROM ${work} w WHERE w.pool = n.pool AND w.state = 'pending' AND w.run_at <= $1::bigint
-     ORDER BY w.run_at LIMIT 1) AS oldest_due,
+    least((SELECT min(w.run_at) FROM ${work} w WHERE w.pool = n.pool AND w.state = 'pending' AND NOT w.parked AND w.run_at <= $1::bigint),
+          (SELECT min(w.run_at) FROM ${work} w WHERE w.pool = n.pool AND w.state = 'pending' AND w.parked AND w.run_at <= $1::bigint))
+      AS oldest_due,
     ${count("w.state = 'running' AND w.started_at >= $2::bigint")}
       + ${count("w.state = 'finished' AND w.finished_at >= $2::bigint AND w.started_at >= $2::bigint")}
       + ${count("w.state = 'pending' AND w.attempt > 0 AND w.started_at >= $2::bigint")} AS started_since,
@@ -54,13 +57,14 @@ function poolCounts(work: string): string {
 }
 
 /**
- * `in_<state>(pool)`: the pools with work in `state`, a skip through the state's index
- * (one step per pool) rather than a read of every entry. NULL ends the list.
+ * `in_<name>(pool)`: the pools with work matching `where` (a partial index's predicate), a
+ * skip through that index (one step per pool) rather than a read of every entry. NULL ends
+ * the list.
  */
-function poolsIn(work: string, state: string): string {
-  return `in_${state}(pool) AS (
-      SELECT min(w.pool) FROM ${work} w WHERE w.state = '${state}'
-      UNION ALL SELECT (SELECT min(w.pool) FROM ${work} w WHERE w.state = '${state}' AND w.pool > p.pool) FROM in_${state} p
+function poolsIn(work: string, name: string, where: string): string {
+  return `in_${name}(pool) AS (
+      SELECT min(w.pool) FROM ${work} w WHERE ${where}
+      UNION ALL SELECT (SELECT min(w.pool) FROM ${work} w WHERE ${where} AND w.pool > p.pool) FROM in_${name} p
       WHERE p.pool IS NOT NULL)`;
 }
 
@@ -73,9 +77,11 @@ function adminSql(schema: string) {
   const s = quoteIdent(schema);
   const work = `${s}.work`;
   return {
-    readPools: named(`WITH RECURSIVE ${poolsIn(work, "pending")}, ${poolsIn(work, "running")}, ${poolsIn(work, "finished")},
-      n AS (SELECT name AS pool FROM ${s}.pools
-        UNION SELECT pool FROM in_pending UNION SELECT pool FROM in_running UNION SELECT pool FROM in_finished)
+    readPools: named(`WITH RECURSIVE ${poolsIn(work, "ready", "w.state = 'pending' AND NOT w.parked")},
+      ${poolsIn(work, "parked", "w.state = 'pending' AND w.parked")}, ${poolsIn(work, "running", "w.state = 'running'")},
+      ${poolsIn(work, "finished", "w.state = 'finished'")},
+      n AS (SELECT name AS pool FROM ${s}.pools UNION SELECT pool FROM in_ready UNION SELECT pool FROM in_parked
+        UNION SELECT pool FROM in_running UNION SELECT pool FROM in_finished)
       -- The NULL that ends each skip is no pool.
       SELECT n.pool AS name, p.max_parallelism, p.paused_from, p.key_parallelism, p.rate_limit, p.rate_period_ms,
       p.key_rate_limit, p.key_rate_period_ms, ${poolCounts(work)}

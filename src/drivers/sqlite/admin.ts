@@ -44,13 +44,17 @@ const LIST_COLUMNS = `id, pool, kind, fn_name, name, state, ${RESULT_KIND} AS re
  * are the subquery's own row's (w), written as in STATE_SQL so the partial indexes match.
  */
 const POOL_COUNTS = `
-  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending') AS pending_all,
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.parked = 0)
+  + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.parked = 1) AS pending_all,
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.attempt > 0) AS retrying,
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'running') AS running,
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished') AS finished,
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND ${STATE_SQL.failed}) AS failed,
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND ${STATE_SQL.canceled}) AS canceled,
-  (SELECT min(run_at) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.run_at <= @now) AS oldest_due,
+  (SELECT min(run_at) FROM (
+    SELECT min(run_at) AS run_at FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.parked = 0 AND w.run_at <= @now
+    UNION ALL
+    SELECT min(run_at) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.parked = 1 AND w.run_at <= @now)) AS oldest_due,
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'running' AND w.started_at >= @since)
   + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since AND w.started_at >= @since)
   + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.attempt > 0 AND w.started_at >= @since)
@@ -63,16 +67,17 @@ const POOL_COUNTS = `
   + (SELECT coalesce(sum(w.started_at - w.run_at), 0) FROM workpool_work w
      WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since AND w.started_at >= @since) AS waited_sum`;
 
-/** Pool names with work in one state: a skip through the state's index, one step per pool. */
-const poolsIn = (state: string): string => `SELECT * FROM (WITH RECURSIVE p(pool) AS (
-      SELECT min(pool) FROM workpool_work WHERE state = '${state}'
-      UNION ALL SELECT (SELECT min(pool) FROM workpool_work WHERE state = '${state}' AND pool > p.pool) FROM p WHERE p.pool IS NOT NULL)
+/** Pool names with work matching `where` (a partial index's predicate): a skip through that index, one step per pool. */
+const poolsIn = (where: string): string => `SELECT * FROM (WITH RECURSIVE p(pool) AS (
+      SELECT min(pool) FROM workpool_work WHERE ${where}
+      UNION ALL SELECT (SELECT min(pool) FROM workpool_work WHERE ${where} AND pool > p.pool) FROM p WHERE p.pool IS NOT NULL)
     SELECT pool FROM p WHERE pool IS NOT NULL)`;
 
 const SQL = {
   readPools: `WITH n AS (
       SELECT name AS pool FROM workpool_pools
-      UNION ${poolsIn("pending")} UNION ${poolsIn("running")} UNION ${poolsIn("finished")})
+      UNION ${poolsIn("state = 'pending' AND parked = 0")} UNION ${poolsIn("state = 'pending' AND parked = 1")}
+      UNION ${poolsIn("state = 'running'")} UNION ${poolsIn("state = 'finished'")})
     SELECT n.pool AS name, p.max_parallelism, p.paused_from, p.key_parallelism, p.rate_limit, p.rate_period_ms,
       p.key_rate_limit, p.key_rate_period_ms, ${POOL_COUNTS}
     FROM n LEFT JOIN workpool_pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`,
