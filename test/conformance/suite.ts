@@ -10,6 +10,7 @@ import { defineRetryTests } from "./retry.js";
 import { defineOnCompleteTests } from "./on-complete.js";
 import { defineCancelTests } from "./cancel.js";
 import { defineRecoveryTests } from "./recovery.js";
+import { defineStopTests } from "./stop.js";
 import { defineValidationTests } from "./validation.js";
 import { defineEventsRetentionTests } from "./events-retention.js";
 import { defineBadInputTests } from "./bad-input.js";
@@ -41,6 +42,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineOnCompleteTests(harness);
     defineCancelTests(harness);
     defineRecoveryTests(harness);
+    defineStopTests(harness);
     defineValidationTests(harness);
     defineEventsRetentionTests(harness);
     defineBadInputTests(harness);
