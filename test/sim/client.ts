@@ -1,9 +1,12 @@
 /**
- * The application side of a run: enqueues, cancels, cancelAll, configure and status
- * calls at random moments, and the process life cycle (crash, graceful stop, restart).
- * Calls are not awaited: they go on through the scheduler's steps like any other work.
+ * The application side of a run: enqueues (with priorities, keys, onComplete and its
+ * excluded kinds), cancels, cancelAll, configure and status calls at random moments, and
+ * the process life cycle (crash, graceful stop, restart). Calls are not awaited: they go
+ * on through the scheduler's steps like any other work.
  */
 import { UnknownWorkError, type WorkId } from "../../src/index.js";
+import type { ResultKind } from "../../src/types.js";
+import type { Rng } from "./rng.js";
 import type { SimProcess } from "./process.js";
 import type { Scheduler } from "./scheduler.js";
 import { actionArgs, mutationArgs, type OcContext } from "./workload.js";
@@ -46,6 +49,13 @@ export class Client {
       void this.s.track(proc, proc.pool.cancelAll({ before })).catch(() => undefined);
       return;
     }
+    if (what === "configure" && this.s.keys.length && rng.chance(0.5)) {
+      const drawn = rng.weighted({ 1: 2, 2: 2, 3: 1, none: 1 });
+      const keyParallelism = drawn === "none" ? null : Number(drawn);
+      trace.add(`${head} configure keyParallelism ${keyParallelism}`);
+      void this.s.track(proc, proc.pool.configure({ keyParallelism })).catch(() => undefined);
+      return;
+    }
     if (what === "configure") {
       const maxParallelism = rng.weighted({ 0: 1, 1: 2, 2: 2, 3: 1, 4: 1 });
       trace.add(`${head} configure maxParallelism ${maxParallelism}`);
@@ -67,8 +77,12 @@ export class Client {
     if (rng.chance(0.25)) options.runAfter = rng.int(50, 3000);
     if (rng.chance(0.5)) {
       options.onComplete = proc.handlers.oc;
-      options.context = { t: rng.weighted({ 0: 6, 1: 2, 2: 1 }) === "0" ? 0 : rng.int(1, 2) } satisfies OcContext;
+      const context: OcContext = { t: rng.weighted({ 0: 6, 1: 2, 2: 1 }) === "0" ? 0 : rng.int(1, 2) };
+      if (rng.chance(0.35)) options.onCompleteExcludeKinds = context.x = excludedKinds(rng);
+      options.context = context;
     }
+    if (rng.chance(0.5)) options.priority = rng.pick([-1, 0, 1]);
+    if (this.s.keys.length && rng.chance(0.7)) options.key = rng.pick(this.s.keys);
     if (!mutation && rng.chance(0.5)) options.retry = true;
     const list = Array.from({ length: batch ? rng.int(2, 5) : 1 }, () => (mutation ? mutationArgs(rng) : actionArgs(rng)));
     // A hanging action ends only by its timeout (or a cancel).
@@ -160,4 +174,11 @@ export class Client {
       .catch(() => undefined)
       .finally(() => (this.unpausing = false));
   }
+}
+
+/** One or two distinct result kinds, for onCompleteExcludeKinds. */
+function excludedKinds(rng: Rng): ResultKind[] {
+  const kinds: ResultKind[] = ["success", "failed", "canceled"];
+  const first = rng.pick(kinds);
+  return rng.chance(0.3) ? [first, rng.pick(kinds.filter((k) => k !== first))] : [first];
 }

@@ -4,7 +4,7 @@
  * (see FaultKind), so the order of database work comes from the seed, not from timing.
  * A dead process's calls never run and never settle: nothing of it runs again.
  */
-import type { Driver, TxOps } from "../../src/driver/driver.js";
+import type { ClaimOptions, ClaimResult, CompleteResult, Driver, TxOps, WorkRow } from "../../src/driver/driver.js";
 
 /** What can go wrong with one store call. */
 export type FaultKind =
@@ -53,6 +53,14 @@ export interface SimOp {
   notBefore: number;
 }
 
+/** A claim that committed: the process and call that made it, its time and the rows it took. */
+export interface ClaimSeen {
+  proc: string;
+  method: string;
+  now: number;
+  claimed: string[];
+}
+
 /** What the wrapper needs from the scheduler. */
 export interface OpHost {
   /** Queues a call. */
@@ -61,6 +69,8 @@ export interface OpHost {
   subscribe(proc: ProcHandle, pool: string, onWake: () => void): () => void;
   /** Kills a process at once (from inside a transaction). */
   kill(proc: ProcHandle, why: string): void;
+  /** Hears of each claim once it committed, before the call's answer reaches the process. */
+  claimed(seen: ClaimSeen): void;
 }
 
 /** Thrown into a transaction whose process died, so the store rolls it back. */
@@ -102,14 +112,38 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
           return () => Promise.resolve();
         case "transaction":
           return (body: (ops: TxOps<Tx>) => Promise<unknown>) =>
-            call("transaction", (crashAt) =>
-              target.transaction(async (ops) => {
-                const result = await body(dyingOps(ops, proc, host, crashAt));
+            call("transaction", async (crashAt) => {
+              const seen: ClaimSeen[] = [];
+              const result = await target.transaction(async (ops) => {
+                const out = await body(dyingOps(ops, proc, host, crashAt, seen));
                 // The body may have swallowed the crash: a dead process commits nothing.
                 if (proc.dead) throw new SimCrash();
-                return result;
-              }),
-            );
+                return out;
+              });
+              for (const c of seen) host.claimed(c);
+              return result;
+            });
+        case "claim":
+          return (pool: string, opts: ClaimOptions) =>
+            call(prop, async () => {
+              const res = (await fn.call(target, pool, opts)) as ClaimResult;
+              host.claimed(seenOf(proc, prop, opts, res.claimed));
+              return res;
+            });
+        case "complete":
+          return (...args: unknown[]) =>
+            call(prop, async () => {
+              const res = (await fn.apply(target, args)) as CompleteResult;
+              if (res.claim) host.claimed(seenOf(proc, prop, args[3] as ClaimOptions, res.claim.claimed));
+              return res;
+            });
+        case "insertAndClaim":
+          return (row: unknown, opts: ClaimOptions) =>
+            call(prop, async () => {
+              const res = (await fn.call(target, row, opts)) as WorkRow | null;
+              host.claimed(seenOf(proc, prop, opts, res ? [res] : []));
+              return res;
+            });
         default:
           return (...args: unknown[]) => call(prop, () => Promise.resolve(fn.apply(target, args)));
       }
@@ -117,8 +151,16 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
   });
 }
 
-/** The operations of one transaction, which die with the process (at `crashAt`, 1-based). */
-function dyingOps<Tx>(ops: TxOps<Tx>, proc: ProcHandle, host: OpHost, crashAt: number | null): TxOps<Tx> {
+function seenOf(proc: ProcHandle, method: string, opts: ClaimOptions, claimed: readonly WorkRow[]): ClaimSeen {
+  return { proc: proc.label, method, now: opts.now, claimed: claimed.map((r) => r.id) };
+}
+
+/**
+ * The operations of one transaction, which die with the process (at `crashAt`, 1-based).
+ * Claims made in it go to `seen`; a write after a claim empties it, since the rows at
+ * the commit would no longer show the moment of the claim.
+ */
+function dyingOps<Tx>(ops: TxOps<Tx>, proc: ProcHandle, host: OpHost, crashAt: number | null, seen: ClaimSeen[]): TxOps<Tx> {
   let count = 0;
   return new Proxy(ops, {
     get(target, prop) {
@@ -128,7 +170,13 @@ function dyingOps<Tx>(ops: TxOps<Tx>, proc: ProcHandle, host: OpHost, crashAt: n
       return (...args: unknown[]) => {
         if (crashAt !== null && ++count >= crashAt && !proc.dead) host.kill(proc, `inside a transaction, at ${String(prop)}`);
         if (proc.dead) return Promise.reject(new SimCrash());
-        return fn.apply(target, args);
+        seen.length = 0;
+        if (prop !== "claim") return fn.apply(target, args);
+        const opts = args[1] as ClaimOptions;
+        return (fn.apply(target, args) as Promise<ClaimResult>).then((res) => {
+          seen.push(seenOf(proc, "transaction claim", opts, res.claimed));
+          return res;
+        });
       };
     },
   });

@@ -1,35 +1,18 @@
 /**
  * The invariants, checked against the stored rows after every step of a run and once
- * more at its end. Each violation names its invariant, so the simulator's own tests can
- * tell that a deliberately broken variant was caught by the right one.
+ * more at its end. Each violation names its invariant (violation.ts); the limits on
+ * running attempts are checked by limits.ts, the order of claims by claim-order.ts.
  */
-import type { PoolConfig, WorkRow } from "../../src/driver/driver.js";
+import type { WorkRow } from "../../src/driver/driver.js";
 import type { RunResult, Status } from "../../src/types.js";
-import { markedAttempt, type ActionValue, type WorkArgs } from "./workload.js";
+import { checkClaimOrder } from "./claim-order.js";
+import type { ClaimSeen } from "./faulty-driver.js";
+import { LimitChecker } from "./limits.js";
+import type { Snapshot } from "./stores.js";
+import { Violation } from "./violation.js";
+import { markedAttempt, type ActionValue, type OcContext, type WorkArgs } from "./workload.js";
 
-/** The names of the invariants. */
-export type InvariantName =
-  | "finish-once"
-  | "right-result"
-  | "mutation-once"
-  | "on-complete-once"
-  | "parallelism"
-  | "cancel-final"
-  | "fenced"
-  | "status"
-  | "retention"
-  | "nothing-lost"
-  | "no-busy-poll";
-
-/** A broken invariant. */
-export class Violation extends Error {
-  constructor(
-    readonly invariant: InvariantName,
-    message: string,
-  ) {
-    super(`${invariant}: ${message}`);
-  }
-}
+export { Violation, type InvariantName } from "./violation.js";
 
 interface Known {
   last: WorkRow;
@@ -55,31 +38,27 @@ export interface Observations {
   enqueued: string[];
   /** Action attempts that started since the last check, with their step. */
   started: { id: string; attempt: number; step: number }[];
+  /** Claims committed since the last check (the store call of that step made them). */
+  claims: ClaimSeen[];
+  /** The result kind each call of the onComplete handler was given, per work (calls that rolled back too). */
+  ocCalls: Map<string, string[]>;
 }
 
 /** Checks the invariants of one pool, step by step. */
 export class Checker {
   private readonly known = new Map<string, Known>();
-  /** Stored limit after each step, with the step it was read at. */
-  private readonly limits: { step: number; limit: number }[] = [];
-  /** First step each running attempt was seen at. */
-  private readonly runningSince = new Map<string, number>();
+  private readonly limits: LimitChecker;
 
   constructor(
     private readonly retentionMs: number,
     private readonly label: (id: string) => string,
-  ) {}
+  ) {
+    this.limits = new LimitChecker(label);
+  }
 
   /** Checks the rows read after `step`. Throws a Violation. */
-  check(
-    step: number,
-    now: number,
-    rows: WorkRow[],
-    config: PoolConfig | null,
-    apps: Map<string, number>,
-    ocs: Map<string, string[]>,
-    obs: Observations,
-  ): void {
+  check(step: number, now: number, snapshot: Snapshot, obs: Observations): void {
+    const { rows, config, apps, ocs } = snapshot;
     const byId = new Map(rows.map((r) => [r.id, r]));
     // An attempt starts in the step that claimed it: one starting later was claimed after the cancel.
     for (const s of obs.started) {
@@ -110,21 +89,9 @@ export class Checker {
       if (!byId.has(id) && !this.known.has(id))
         throw new Violation("nothing-lost", `enqueue resolved with ${this.label(id)}, but no such row is stored`);
     }
-    let running = 0;
-    for (const row of rows) {
-      this.checkRow(step, row, apps.get(row.id) ?? 0, ocs.get(row.id) ?? [], obs);
-      if (row.state === "running") {
-        running++;
-        const key = `${row.id}#${row.attempt}`;
-        if (!this.runningSince.has(key)) this.runningSince.set(key, step);
-      }
-    }
-    if (config) this.limits.push({ step, limit: config.maxParallelism });
-    let oldest = step;
-    for (const row of rows) if (row.state === "running") oldest = Math.min(oldest, this.runningSince.get(`${row.id}#${row.attempt}`)!);
-    // A lowered limit holds once the attempts started under the old one have ended.
-    const allowed = Math.max(0, ...this.limits.filter((l) => l.step >= oldest - 1).map((l) => l.limit));
-    if (running > allowed) throw new Violation("parallelism", `${running} attempts running, limit ${allowed}`);
+    for (const row of rows) this.checkRow(step, row, apps.get(row.id) ?? 0, ocs.get(row.id) ?? [], obs);
+    this.limits.check(step, rows, config);
+    checkClaimOrder(obs.claims, rows, snapshot.parked, config, this.label);
     for (const { id, status } of obs.statuses) this.checkStatus(id, status, byId.get(id));
   }
 
@@ -175,6 +142,27 @@ export class Checker {
       );
     if (ocWant && ocs[0] !== result!.kind)
       throw new Violation("on-complete-once", `${name}'s onComplete saw ${ocs[0]}, the work finished ${result!.kind}`);
+    if (row.onComplete && result) this.checkExcluded(row, result, obs.ocCalls.get(row.id) ?? []);
+  }
+
+  /**
+   * onCompleteExcludeKinds: for a result kind the work excluded, onComplete is never
+   * delivered (oc_state stays none) and its handler is never called with that kind; for
+   * any other kind it is delivered (pending, then done or failed; never none).
+   */
+  private checkExcluded(row: WorkRow, result: RunResult, calls: readonly string[]): void {
+    const name = this.label(row.id);
+    const excluded = row.context === null ? [] : ((JSON.parse(row.context) as OcContext).x ?? []);
+    if (!excluded.includes(result.kind)) {
+      if (row.ocState === "none")
+        throw new Violation("on-complete-once", `${name} finished ${result.kind} with onComplete none: it is never delivered`);
+      return;
+    }
+    if (row.ocState !== "none")
+      throw new Violation("on-complete-once", `${name} finished ${result.kind}, which it excludes, with onComplete ${row.ocState}`);
+    // A call given another kind is allowed: its transaction rolled back and the work finished otherwise.
+    if (calls.includes(result.kind))
+      throw new Violation("on-complete-once", `${name}'s onComplete ran for ${result.kind}, which it excludes`);
   }
 
   /** The result a work finished with must fit its behaviour, its attempt and the cancels asked. */

@@ -20,6 +20,8 @@ export interface ProcessConfig {
   maintenanceIntervalMs: number;
   /** Local cap of this process, or undefined for none. */
   concurrency?: number;
+  /** The pool's per-key limit, or undefined for none. */
+  keyParallelism?: number;
 }
 
 /** A simulated process. */
@@ -72,6 +74,7 @@ export class SimProcess implements ProcHandle {
       },
       logLevel: "WARN",
       ...(config.concurrency === undefined ? {} : { concurrency: config.concurrency }),
+      ...(config.keyParallelism === undefined ? {} : { keyParallelism: config.keyParallelism }),
     });
     this.handlers = defineWorkload(this.pool, label, hooks);
   }

@@ -9,7 +9,7 @@ import { createSimStore, type SimStore, type StoreKind } from "./stores.js";
 
 const SEEDS: { seed: number; store: StoreKind; bug: string }[] = [
   {
-    seed: 91,
+    seed: 147,
     store: "sqlite",
     bug: "a stopping worker handed back a claimed attempt whose work was canceled meanwhile; another worker ran it again",
   },

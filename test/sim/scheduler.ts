@@ -1,26 +1,26 @@
 /**
  * The scheduler of a simulated run. Everything that happens is a step it draws from the
- * seed: run one queued store call (maybe with a fault), settle one action attempt, move
- * the clock, make an application call, crash, stop or restart a process. Between steps
- * it waits until every process is idle again (waiting on a store call, an action, a
- * timer), so no two store calls overlap and a run replays exactly.
+ * seed: run one queued store call (maybe with a fault; store-calls.ts), settle one action
+ * attempt (actions.ts), move the clock, make an application call, crash, stop or restart
+ * a process (client.ts). Between steps it waits until every process is idle again
+ * (waiting on a store call, an action, a timer), so no two store calls overlap and a run
+ * replays exactly; after each step that ran a store call it checks the invariants.
  */
 import type { PoolConfig, WorkRow } from "../../src/driver/driver.js";
+import { Actions } from "./actions.js";
 import { Client } from "./client.js";
-import { FAULT_KINDS, type FaultKind, type OpHost, type ProcHandle, type SimOp } from "./faulty-driver.js";
+import { FAULT_KINDS, type ClaimSeen, type FaultKind, type OpHost, type ProcHandle, type SimOp } from "./faulty-driver.js";
 import { Checker, Violation, type Observations } from "./invariants.js";
 import { SimProcess, type ProcessConfig } from "./process.js";
 import { Rng } from "./rng.js";
+import { describeRun, drawRun } from "./run-config.js";
 import { SimTime } from "./sim-clock.js";
+import { StoreCalls } from "./store-calls.js";
 import type { SimStore } from "./stores.js";
 import { Trace } from "./trace.js";
 import type { Variant } from "./variants.js";
-import { settleAction, type ActionCall, type WorkloadHooks } from "./workload.js";
+import type { WorkloadHooks } from "./workload.js";
 
-/** Store calls after which the store would signal waiting workers (insert, config change). */
-const WAKES = new Set(["insertWork", "insertAndClaim", "ensurePool"]);
-/** Longest real time one store call may take before the run counts as deadlocked. */
-const CALL_DEADLINE_MS = 15_000;
 const DRAIN_STEPS = 3000;
 /** Timers of no delay one process may set in a row, with no store call between, before it counts as busy-polling. */
 const BUSY_TIMERS = 20;
@@ -44,7 +44,6 @@ export class Scheduler implements OpHost {
   readonly time = new SimTime(Date.UTC(2030, 0, 1));
   readonly config: ProcessConfig;
   readonly procs: SimProcess[] = [];
-  readonly actions: ActionCall[] = [];
   readonly obs: Observations = {
     canceledTrue: new Map(),
     cancelAsked: new Set(),
@@ -52,8 +51,12 @@ export class Scheduler implements OpHost {
     statuses: [],
     enqueued: [],
     started: [],
+    claims: [],
+    ocCalls: new Map(),
   };
   readonly slots: number;
+  /** The keys work of this run may carry (none when empty). */
+  readonly keys: readonly string[];
   /** Fraction of store calls given a fault. */
   readonly faultRate: number;
   readonly options: SchedulerOptions;
@@ -61,21 +64,18 @@ export class Scheduler implements OpHost {
   draining = false;
   /** Application calls in flight, by process: the drain waits for those of live processes. */
   readonly calls = new Map<object, ProcHandle>();
-  private ops: SimOp[] = [];
-  private seq = 0;
-  private activity = 0;
-  private wakers: { proc: ProcHandle; onWake: () => void }[] = [];
+  /** Bumped by anything a process does; settle() waits until it stops changing. */
+  activity = 0;
+  private readonly storeCalls = new StoreCalls(this);
+  private readonly actions = new Actions(this);
   private readonly checker: Checker;
   private readonly client: Client;
   private readonly hooks: WorkloadHooks;
   private readonly steps: number;
   private stepNo = 0;
-  private faultCount = 0;
   private lateResults = 0;
   /** The pool's stored configuration at the last check. */
   storedConfig: PoolConfig | null = null;
-  /** Set when a store call ran since the last check. */
-  private wrote = false;
   private crashCount = 0;
   private spawned = 0;
 
@@ -86,24 +86,22 @@ export class Scheduler implements OpHost {
     const base = options.store;
     this.store = options.variant ? { ...base, driver: options.variant.wrap(base.driver) } : base;
     const pool = `sim-${options.seed}-${++runCounter}`;
-    this.slots = this.rng.int(1, 4);
-    this.faultRate = options.faults.length ? this.rng.pick([0, 0.04, 0.1, 0.2]) : 0;
-    this.steps = options.steps ?? this.rng.int(20, 70);
-    this.config = {
+    const shape = drawRun(this.rng, { pool, store: options.store.kind, faults: options.faults.length > 0, steps: options.steps });
+    this.slots = shape.slots;
+    this.faultRate = shape.faultRate;
+    this.steps = shape.steps;
+    this.config = shape.config;
+    this.keys = shape.keys;
+    this.hooks = {
+      store: this.store,
       pool,
-      maxParallelism: this.rng.int(1, 4),
-      leaseMs: 1000,
-      retentionMs: this.rng.pick([0, 1500, 60_000]),
-      pollIntervalMs: options.store.kind === "sqlite" ? this.rng.pick([200, 1000]) : this.rng.pick([500, 2000]),
-      maintenanceIntervalMs: this.rng.pick([200, 500]),
-      ...(this.rng.chance(0.3) ? { concurrency: this.rng.int(1, 2) } : {}),
+      ocTries: new Map(),
+      ocCalls: this.obs.ocCalls,
+      actionStarted: (call) => this.actions.started(call),
     };
-    this.hooks = { store: this.store, pool, ocTries: new Map(), actionStarted: (call) => this.actionStarted(call) };
     this.checker = new Checker(this.config.retentionMs, (id) => this.trace.label(id));
     this.client = new Client(this);
-    this.trace.add(
-      `seed ${options.seed}: ${this.slots} process(es), maxParallelism ${this.config.maxParallelism}, retention ${this.config.retentionMs} ms, fault rate ${this.faultRate}${this.config.concurrency ? `, concurrency ${this.config.concurrency}` : ""}`,
-    );
+    this.trace.add(describeRun(options.seed, shape));
   }
 
   /** Runs the random phase, then drains and checks the end. */
@@ -122,7 +120,7 @@ export class Scheduler implements OpHost {
     return {
       steps: this.stepNo,
       works: this.trace.ids().length,
-      faults: this.faultCount,
+      faults: this.storeCalls.faults,
       crashes: this.crashCount,
       lateResults: this.lateResults,
     };
@@ -131,8 +129,7 @@ export class Scheduler implements OpHost {
   /** Kills every process; the shared store stays open for the next run. */
   async dispose(): Promise<void> {
     for (const p of this.procs) p.dead = true;
-    this.ops = [];
-    this.wakers = [];
+    this.storeCalls.clear();
     await this.settle();
   }
 
@@ -187,15 +184,15 @@ export class Scheduler implements OpHost {
   // ---- OpHost
 
   queue(op: Omit<SimOp, "seq" | "notBefore">): void {
-    this.ops.push({ ...op, seq: this.seq++, notBefore: 0 });
-    (op.proc as SimProcess).zeroTimers = 0;
-    this.activity++;
+    this.storeCalls.queue(op);
   }
 
   subscribe(proc: ProcHandle, _pool: string, onWake: () => void): () => void {
-    const w = { proc, onWake };
-    this.wakers.push(w);
-    return () => (this.wakers = this.wakers.filter((x) => x !== w));
+    return this.storeCalls.subscribe(proc, onWake);
+  }
+
+  claimed(seen: ClaimSeen): void {
+    this.obs.claims.push(seen);
   }
 
   kill(proc: ProcHandle, why: string): void {
@@ -203,8 +200,7 @@ export class Scheduler implements OpHost {
     if (p.dead) return;
     p.dead = true;
     this.crashCount++;
-    this.ops = this.ops.filter((o) => o.proc !== proc);
-    this.wakers = this.wakers.filter((w) => w.proc !== proc);
+    this.storeCalls.drop(proc);
     this.trace.add(`${this.head()} CRASH ${proc.label} (${why})`);
   }
 
@@ -231,42 +227,9 @@ export class Scheduler implements OpHost {
 
   // ---- steps
 
-  private actionStarted(call: ActionCall): void {
-    this.actions.push(call);
-    this.activity++;
-    this.obs.started.push({ id: call.workId, attempt: call.attempt, step: this.stepNo });
-    this.trace.add(`${this.head()} ${call.procLabel} starts ${this.trace.label(call.workId)}#${call.attempt} (${call.args.b})`);
-    call.signal.addEventListener("abort", () => this.dropAction(call), { once: true });
-  }
-
-  private dropAction(call: ActionCall): void {
-    const i = this.actions.indexOf(call);
-    if (i >= 0) this.actions.splice(i, 1);
-  }
-
-  /** Actions a step may settle: of live processes, not hanging. */
-  private settleable(): ActionCall[] {
-    const now = this.time.now();
-    const live = new Set(
-      this.live()
-        .filter((p) => this.draining || p.pausedUntil <= now)
-        .map((p) => p.label),
-    );
-    return this.actions.filter((a) => live.has(a.procLabel) && a.args.b !== "hang");
-  }
-
-  private eligibleOps(): SimOp[] {
-    const now = this.time.now();
-    const held = (o: SimOp): boolean => {
-      const p = o.proc as SimProcess;
-      return o.notBefore > now || p.pausedUntil > now || (o.method === "heartbeat" && p.heartbeatsHeldUntil > now);
-    };
-    return this.ops.filter((o) => this.draining || !held(o));
-  }
-
   private async randomStep(): Promise<void> {
-    const ops = this.eligibleOps();
-    const actions = this.settleable();
+    const ops = this.storeCalls.eligible();
+    const actions = this.actions.settleable();
     const live = this.live();
     const kind = this.rng.weighted({
       op: ops.length ? 10 : 0,
@@ -276,66 +239,12 @@ export class Scheduler implements OpHost {
       proc: this.options.processFaults ? 1 : 0,
       runOnce: live.some((p) => p.stepped && !p.busy) ? 2 : 0,
     });
-    if (kind === "op") return this.opStep(this.rng.pick(ops));
-    if (kind === "action") return this.settle1(this.rng.pick(actions));
+    if (kind === "op") return this.storeCalls.step(this.rng.pick(ops));
+    if (kind === "action") return this.actions.settle(this.rng.pick(actions));
     if (kind === "time") return this.timeStep();
     if (kind === "user") return this.client.userStep();
     if (kind === "proc") return this.client.processStep();
     this.client.runOnce(this.rng.pick(live.filter((p) => p.stepped && !p.busy)));
-  }
-
-  private async opStep(op: SimOp): Promise<void> {
-    if (op.method === "heartbeat" && this.faultRate > 0 && this.rng.chance(0.2)) {
-      op.notBefore = this.time.now() + this.config.leaseMs * (1 + this.rng.next());
-      this.trace.add(`${this.head()} ${op.proc.label} heartbeat delayed`);
-      return;
-    }
-    let fault: FaultKind | null = null;
-    if (this.faultRate > 0 && this.rng.chance(this.faultRate)) {
-      const allowed = this.options.faults.filter((f) => this.options.processFaults || !f.startsWith("crash"));
-      if (allowed.length) fault = this.rng.pick(allowed);
-      if (fault === "crashInside" && op.method !== "transaction") fault = "crashBefore";
-    }
-    await this.execute(op, fault);
-  }
-
-  /** Runs one queued store call with `fault`. */
-  private async execute(op: SimOp, fault: FaultKind | null): Promise<void> {
-    this.ops = this.ops.filter((o) => o !== op);
-    if (op.proc.dead) return;
-    if (fault) this.faultCount++;
-    this.wrote = true;
-    const what = `${this.head()} ${op.proc.label} ${op.method}${fault ? ` !${fault}` : ""}`;
-    if (fault === "crashBefore") return this.kill(op.proc, `before ${op.method}`);
-    if (fault === "failBefore" || fault === "dropBefore") {
-      this.trace.add(`${what} → error`);
-      return op.reject(fault === "failBefore" ? new Error(`sim: ${op.method} failed`) : this.store.connectionError());
-    }
-    const crashAt = fault === "crashInside" ? this.rng.int(1, 4) : null;
-    let failed = false;
-    let value: unknown;
-    try {
-      value = await deadline(op.run(crashAt), `${op.proc.label} ${op.method}`);
-    } catch (e) {
-      if (e instanceof Violation) throw e;
-      failed = true;
-      value = e;
-    }
-    this.trace.add(
-      `${what} → ${failed ? `error ${String((value as Error)?.message ?? value).slice(0, 80)}` : summary(op.method, value, this.trace)}`,
-    );
-    if (!failed && WAKES.has(op.method)) for (const w of [...this.wakers]) if (!w.proc.dead) w.onWake();
-    if (fault === "crashAfter" || fault === "crashInside") return this.kill(op.proc, `after ${op.method}`);
-    if (fault === "failAfter") return op.reject(new Error(`sim: the answer to ${op.method} was lost`));
-    if (fault === "dropAfter") return op.reject(this.store.connectionError());
-    if (failed) op.reject(value);
-    else op.resolve(value);
-  }
-
-  private settle1(call: ActionCall): void {
-    this.dropAction(call);
-    this.trace.add(`${this.head()} ${call.procLabel} ends ${this.trace.label(call.workId)}#${call.attempt} (${call.args.b})`);
-    settleAction(call);
   }
 
   private timeStep(): void {
@@ -379,17 +288,17 @@ export class Scheduler implements OpHost {
         );
       }
     }
-    if (!force && !this.wrote) return null;
-    this.wrote = false;
-    const pool = this.config.pool;
-    const { rows, config, apps, ocs } = await this.store.snapshot(pool);
-    this.storedConfig = config;
-    for (const r of rows) this.trace.label(r.id);
-    this.checker.check(this.stepNo, this.time.now(), rows, config, apps, ocs, this.obs);
+    if (!force && !this.storeCalls.wrote) return null;
+    this.storeCalls.wrote = false;
+    const snapshot = await this.store.snapshot(this.config.pool);
+    this.storedConfig = snapshot.config;
+    for (const r of snapshot.rows) this.trace.label(r.id);
+    this.checker.check(this.stepNo, this.time.now(), snapshot, this.obs);
     this.obs.statuses = [];
     this.obs.enqueued = [];
     this.obs.started = [];
-    return rows;
+    this.obs.claims = [];
+    return snapshot.rows;
   }
 
   /** No more faults or application calls: run until every work finished and was delivered. */
@@ -410,41 +319,16 @@ export class Scheduler implements OpHost {
   private async drainStep(): Promise<void> {
     if (!this.live().length) this.spawn();
     this.client.unpause();
-    const ops = this.eligibleOps();
-    if (ops.length) return this.execute(this.rng.pick(ops), null);
-    const actions = this.settleable();
-    if (actions.length) return this.settle1(this.rng.pick(actions));
+    const ops = this.storeCalls.eligible();
+    if (ops.length) return this.storeCalls.execute(this.rng.pick(ops), null);
+    const actions = this.actions.settleable();
+    if (actions.length) return this.actions.settle(this.rng.pick(actions));
     const stopped = this.live().filter((p) => !p.busy && !p.stepped && !p.started);
     if (stopped.length) return this.client.start(this.rng.pick(stopped));
     const stepped = this.live().filter((p) => !p.busy && p.stepped);
     if (stepped.length && this.rng.chance(0.5)) return this.client.runOnce(this.rng.pick(stepped));
     const next = this.time.nextTimerAt();
     this.time.advance(next === null ? 100 : Math.max(1, next - this.time.now()));
-  }
-}
-
-/** A short text of a store call's answer. */
-function summary(method: string, value: unknown, trace: Trace): string {
-  const claimed = (value as { claimed?: WorkRow[] } | null)?.claimed;
-  if (Array.isArray(claimed)) return claimed.length ? `claimed ${claimed.map((r) => `${trace.label(r.id)}#${r.attempt}`).join(" ")}` : "ok";
-  if (method === "insertWork" && Array.isArray(value)) return `ok ${value.map((id) => trace.label(String(id))).join(" ")}`;
-  if (method === "insertAndClaim" && value) return `claimed ${trace.label((value as WorkRow).id)}`;
-  return "ok";
-}
-
-/** Fails the run when a store call does not answer in real time: a deadlock. */
-async function deadline<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Violation("nothing-lost", `${what} did not answer in ${CALL_DEADLINE_MS} ms (deadlock)`)),
-      CALL_DEADLINE_MS,
-    );
-  });
-  try {
-    return await Promise.race([p, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

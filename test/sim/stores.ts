@@ -29,6 +29,8 @@ export interface Snapshot {
   apps: Map<string, number>;
   /** Result kinds onComplete handlers wrote, per work id. */
   ocs: Map<string, string[]>;
+  /** Ids of pending rows a claim set aside because their key was at its limit. */
+  parked: Set<string>;
 }
 
 /** A store plus the raw reads and app writes of the simulator. */
@@ -90,8 +92,10 @@ export async function createSqliteSimStore(): Promise<SimStore> {
     driver,
     async snapshot(pool) {
       const cfg = config.get(pool);
+      const raw = work.all(pool);
       return {
-        rows: work.all(pool).map(toWorkRow),
+        rows: raw.map(toWorkRow),
+        parked: new Set(raw.filter((r) => r.parked).map((r) => r.id)),
         config: cfg ? toPoolConfig(cfg) : null,
         apps: count(app.all(pool)),
         ocs: group(oc.all(pool), (r) => r.kind),
@@ -135,8 +139,10 @@ export async function createPostgresSimStore(): Promise<SimStore> {
          SELECT work_id, kind FROM sim_oc WHERE pool = ${p}`,
       )) as unknown as pg.QueryResult[];
       const [work, pools, apps, ocs] = results.map((r) => r.rows);
+      const raw = work as (PgWorkRow & { parked: boolean })[];
       return {
-        rows: (work as PgWorkRow[]).map(toPgWorkRow),
+        rows: raw.map(toPgWorkRow),
+        parked: new Set(raw.filter((r) => r.parked).map((r) => r.id)),
         config: pools!.length ? toPgPoolConfig(pools![0] as PgPoolRow) : null,
         apps: count(apps as { work_id: string }[]),
         ocs: group(ocs as { work_id: string; kind: string }[], (r) => r.kind),

@@ -94,6 +94,18 @@ function unfencedComplete<Tx>(
 
 const isCanceled = (w: FinishWrite): boolean => w.result.includes('"canceled"');
 
+/** Transaction operations that remember every row they locked, for a variant to look up. */
+function remembering<Tx>(ops: TxOps<Tx>, locked: Map<string, WorkRow>): Pick<TxOps<Tx>, "lockWork" | "lockExpired"> {
+  const keep = (rows: WorkRow[]): WorkRow[] => {
+    for (const r of rows) locked.set(r.id, r);
+    return rows;
+  };
+  return {
+    lockWork: async (pool, ids) => keep(await ops.lockWork(pool, ids)),
+    lockExpired: async (pool, now, limit) => keep(await ops.lockExpired(pool, now, limit)),
+  };
+}
+
 /** Every broken variant. */
 export const VARIANTS: readonly Variant[] = [
   {
@@ -110,6 +122,43 @@ export const VARIANTS: readonly Variant[] = [
           } finally {
             await real.ensurePool(pool, config, { maxParallelism: config.maxParallelism });
           }
+        },
+      })),
+  },
+  {
+    name: "claim-over-key-limit",
+    bug: "the claim lets one attempt more than keyParallelism run per key",
+    caughtBy: ["key-parallelism"],
+    wrap: (d) =>
+      override(d, (real) => ({
+        async claim(pool, opts) {
+          const config = (await real.readPoolConfig(pool)) as PoolConfig;
+          if (config.keyParallelism === null) return real.claim(pool, opts);
+          await real.ensurePool(pool, config, { keyParallelism: config.keyParallelism + 1 });
+          try {
+            return await real.claim(pool, opts);
+          } finally {
+            await real.ensurePool(pool, config, { keyParallelism: config.keyParallelism });
+          }
+        },
+      })),
+  },
+  {
+    name: "claim-out-of-order",
+    bug: "a claim that takes work of several priorities hands back the most urgent row",
+    caughtBy: ["priority-order"],
+    wrap: (d) =>
+      override(d, (real) => ({
+        async claim(pool, opts) {
+          // One row more than asked, so the claim stays within its limit after the hand-back.
+          const res = await real.claim(pool, { ...opts, limit: opts.limit + 1 });
+          const rows = res.claimed;
+          if (!rows.length) return res;
+          const urgent = rows.reduce((a, b) => (b.priority < a.priority ? b : a));
+          const back = rows.some((r) => r.priority > urgent.priority) ? urgent : rows.length > opts.limit ? rows.at(-1)! : null;
+          if (!back) return res;
+          await real.transaction((ops) => ops.release([{ id: back.id, attempt: back.attempt }], opts.now));
+          return { ...res, claimed: rows.filter((r) => r !== back), running: res.running - 1 };
         },
       })),
   },
@@ -162,6 +211,31 @@ export const VARIANTS: readonly Variant[] = [
       })),
   },
   {
+    name: "on-complete-excluded",
+    bug: "a finished work's onComplete is left due whatever onCompleteExcludeKinds says",
+    caughtBy: ["on-complete-once"],
+    wrap: (d) =>
+      overrideOps(d, (ops) => {
+        const locked = new Map<string, WorkRow>();
+        return {
+          ...remembering(ops, locked),
+          finish: (rows) =>
+            ops.finish(rows.map((w) => (w.ocState === "none" && locked.get(w.id)?.onComplete ? { ...w, ocState: "pending" } : w))),
+        };
+      }),
+  },
+  {
+    name: "on-complete-dropped",
+    bug: "an onComplete not delivered at once (its first try threw, or it is left for later) is written none",
+    caughtBy: ["on-complete-once"],
+    wrap: (d) =>
+      overrideOps(d, (ops) => ({
+        finish: (rows) => ops.finish(rows.map((w) => (w.ocState === "pending" ? { ...w, ocState: "none" } : w))),
+        updateOnComplete: (rows) =>
+          ops.updateOnComplete(rows.map((r) => (r.ocState === "pending" ? { ...r, ocState: "none", ocRunAt: null } : r))),
+      })),
+  },
+  {
     name: "mutation-twice",
     bug: "a mutation that committed its writes goes back to the queue",
     caughtBy: ["mutation-once"],
@@ -185,7 +259,8 @@ export const VARIANTS: readonly Variant[] = [
   {
     name: "cancel-requeues",
     bug: "canceled pending work goes back to the queue instead of finishing",
-    caughtBy: ["cancel-final", "right-result"],
+    // Its onComplete, delivered in the same transaction, then ran for work that is pending again.
+    caughtBy: ["cancel-final", "right-result", "on-complete-once"],
     wrap: (d) =>
       overrideOps(d, (ops) => ({
         async finish(rows) {

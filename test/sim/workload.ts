@@ -4,6 +4,7 @@
  * any stored row), and the random enqueue options of a run.
  */
 import { NonRetryableError, type Workpool } from "../../src/index.js";
+import type { ResultKind } from "../../src/types.js";
 import type { Rng } from "./rng.js";
 import type { SimStore } from "./stores.js";
 
@@ -19,9 +20,14 @@ export interface WorkArgs {
   big?: number;
 }
 
-/** The onComplete context: how many tries throw before one succeeds. */
+/**
+ * The onComplete context: how many tries throw before one succeeds, and the result kinds
+ * the work was enqueued with in `onCompleteExcludeKinds` (so the checker reads them from
+ * the row without trusting the store's own copy).
+ */
 export interface OcContext {
   t: number;
+  x?: ResultKind[];
 }
 
 /** What an action returns: the attempt that produced it (the checker compares it with the row). */
@@ -57,6 +63,8 @@ export interface WorkloadHooks {
   actionStarted(call: ActionCall): void;
   /** Counts onComplete tries per work (tries that threw roll back, so they live here). */
   ocTries: Map<string, number>;
+  /** The result kind every call of the onComplete handler was given, per work, whatever became of the call. */
+  ocCalls: Map<string, string[]>;
 }
 
 /** Defines the workload's handlers on one process's pool instance. */
@@ -74,6 +82,7 @@ export function defineWorkload(pool: Workpool<unknown>, procLabel: string, hooks
     return { a: ctx.attempt };
   });
   const oc = pool.defineOnComplete("oc", async (ctx, { workId, context, result }) => {
+    hooks.ocCalls.set(workId, [...(hooks.ocCalls.get(workId) ?? []), result.kind]);
     const tries = hooks.ocTries.get(workId) ?? 0;
     if (tries < (context as OcContext).t) {
       hooks.ocTries.set(workId, tries + 1);

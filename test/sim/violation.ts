@@ -1,0 +1,31 @@
+/**
+ * The names of the simulator's invariants and the error a broken one throws. Each
+ * violation names its invariant, so the simulator's own tests can tell that a
+ * deliberately broken variant was caught by the right one.
+ */
+
+/** The names of the invariants. */
+export type InvariantName =
+  | "finish-once"
+  | "right-result"
+  | "mutation-once"
+  | "on-complete-once"
+  | "parallelism"
+  | "key-parallelism"
+  | "priority-order"
+  | "cancel-final"
+  | "fenced"
+  | "status"
+  | "retention"
+  | "nothing-lost"
+  | "no-busy-poll";
+
+/** A broken invariant. */
+export class Violation extends Error {
+  constructor(
+    readonly invariant: InvariantName,
+    message: string,
+  ) {
+    super(`${invariant}: ${message}`);
+  }
+}
