@@ -228,7 +228,10 @@ export class Worker<Tx> {
     let delay = poll;
     // After a failed claim (database down): back off from 100 ms, whatever the poll interval.
     if (this.claimFailures) delay = Math.min(30_000, 100 * 2 ** Math.min(this.claimFailures, 9));
-    else if (this.nextRunAt !== null && !this.saturated) delay = Math.min(poll, Math.max(0, this.nextRunAt - clock.now()));
+    // At the local cap a claim takes nothing (a finishing attempt wakes the worker), so a
+    // due nextRunAt must not set the timer: it would fire at once, again and again.
+    else if (this.nextRunAt !== null && !this.saturated && this.claimLimit() > 0)
+      delay = Math.min(poll, Math.max(0, this.nextRunAt - clock.now()));
     this.pollTimer = clock.setTimeout(() => {
       this.pollTimer = null;
       this.wake();

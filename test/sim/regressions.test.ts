@@ -13,6 +13,11 @@ const SEEDS: { seed: number; store: StoreKind; bug: string }[] = [
     store: "sqlite",
     bug: "a stopping worker handed back a claimed attempt whose work was canceled meanwhile; another worker ran it again",
   },
+  {
+    seed: 30002301,
+    store: "postgres",
+    bug: "a worker at its local cap (filled by the enqueue fast path) set 0 ms poll timers for due work it could not take",
+  },
 ];
 
 for (const kind of new Set(SEEDS.map((s) => s.store))) {
