@@ -27,7 +27,11 @@ export interface RunShape {
  * Draws a run's shape from `rng`; its rate limits come from `rates`, a stream of their
  * own, so a run without them is the run its seed made before they were generated.
  */
-export function drawRun(rng: Rng, rates: Rng, o: { pool: string; store: StoreKind; faults: boolean; steps?: number }): RunShape {
+export function drawRun(
+  rng: Rng,
+  rates: Rng,
+  o: { pool: string; store: StoreKind; faults: boolean; steps?: number; rates?: boolean },
+): RunShape {
   const slots = rng.int(1, 4);
   const faultRate = o.faults ? rng.pick([0, 0.04, 0.1, 0.2]) : 0;
   const steps = o.steps ?? rng.int(20, 70);
@@ -42,7 +46,7 @@ export function drawRun(rng: Rng, rates: Rng, o: { pool: string; store: StoreKin
     ...(rng.chance(0.5) ? { keyParallelism: rng.int(1, 3) } : {}),
   };
   const keys = rng.chance(0.75) ? Array.from({ length: rng.int(1, 4) }, (_, i) => `k${i + 1}`) : [];
-  const rated = rates.chance(0.35);
+  const rated = (o.rates ?? true) && rates.chance(0.35);
   if (rated && rates.chance(0.6)) config.rateLimit = drawRate(rates);
   if (rated && keys.length && rates.chance(0.6)) config.keyRateLimit = drawRate(rates);
   return { slots, faultRate, steps, config, keys, rated };

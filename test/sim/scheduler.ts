@@ -35,6 +35,8 @@ export interface SchedulerOptions {
   steps?: number;
   variant?: Variant;
   traceLines?: number;
+  /** False: no rate limits, whatever the seed draws. */
+  rates?: boolean;
 }
 
 /** Steps one run. */
@@ -97,6 +99,7 @@ export class Scheduler implements OpHost {
       store: options.store.kind,
       faults: options.faults.length > 0,
       steps: options.steps,
+      rates: options.rates,
     });
     this.slots = shape.slots;
     this.faultRate = shape.faultRate;
