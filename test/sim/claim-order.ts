@@ -4,21 +4,23 @@
  * after that store call (no other call runs between), so the rows show the moment of the
  * claim: the rows it took are running, the rest of the pool is as the claim left it.
  */
-import type { PoolConfig, WorkRow } from "../../src/driver/driver.js";
+import type { WorkRow } from "../../src/driver/driver.js";
 import type { ClaimSeen } from "./faulty-driver.js";
+import type { Snapshot } from "./stores.js";
 import { Violation } from "./violation.js";
 
 /**
  * Throws when a claim took a row of a larger priority number than a row it left behind
  * that it could have taken instead: pending, due at the claim's time, not parked, and of
  * no key or a key still under the stored keyParallelism after the claim (a key's running
- * count only grows during a claim, so it had room when the claim passed it too).
+ * count only grows during a claim, so it had room when the claim passed it too). Under a
+ * keyRateLimit a key's window may hold its work back: only rows of no key count then.
+ * Claims whose transaction went on after them are skipped (the rows show its end).
  */
 export function checkClaimOrder(
   claims: readonly ClaimSeen[],
   rows: readonly WorkRow[],
-  parked: ReadonlySet<string>,
-  config: PoolConfig | null,
+  { parked, config, rates }: Pick<Snapshot, "parked" | "config" | "rates">,
   label: (id: string) => string,
 ): void {
   if (!claims.length) return;
@@ -27,6 +29,7 @@ export function checkClaimOrder(
   for (const r of rows) if (r.state === "running" && r.key !== null) runningPerKey.set(r.key, (runningPerKey.get(r.key) ?? 0) + 1);
   const limit = config?.keyParallelism ?? Infinity;
   for (const c of claims) {
+    if (!c.atCommit) continue;
     const taken = c.claimed.map((id) => byId.get(id)).filter((r) => r !== undefined);
     if (!taken.length) continue;
     const top = taken.reduce((a, b) => (b.priority > a.priority ? b : a));
@@ -36,7 +39,7 @@ export function checkClaimOrder(
         r.runAt <= c.now &&
         r.priority < top.priority &&
         !parked.has(r.id) &&
-        (r.key === null || (runningPerKey.get(r.key) ?? 0) < limit),
+        (r.key === null || (rates.keyRateLimit === null && (runningPerKey.get(r.key) ?? 0) < limit)),
     );
     if (passed) {
       throw new Violation(

@@ -1,13 +1,14 @@
 /**
  * The application side of a run: enqueues (with priorities, keys, onComplete and its
- * excluded kinds), cancels, cancelAll, configure and status calls at random moments, and
- * the process life cycle (crash, graceful stop, restart). Calls are not awaited: they go
- * on through the scheduler's steps like any other work.
+ * excluded kinds), cancels, cancelAll, configure (limits and rate limits) and status
+ * calls at random moments, and the process life cycle (crash, graceful stop, restart).
+ * Calls are not awaited: they go on through the scheduler's steps like any other work.
  */
 import { UnknownWorkError, type WorkId } from "../../src/index.js";
 import type { ResultKind } from "../../src/types.js";
 import type { Rng } from "./rng.js";
 import type { SimProcess } from "./process.js";
+import { drawRate } from "./run-config.js";
 import type { Scheduler } from "./scheduler.js";
 import { actionArgs, mutationArgs, type OcContext } from "./workload.js";
 
@@ -49,6 +50,7 @@ export class Client {
       void this.s.track(proc, proc.pool.cancelAll({ before })).catch(() => undefined);
       return;
     }
+    if (what === "configure" && this.s.rated && this.s.rateRng.chance(0.6)) return this.configureRates(proc, head);
     if (what === "configure" && this.s.keys.length && rng.chance(0.5)) {
       const drawn = rng.weighted({ 1: 2, 2: 2, 3: 1, none: 1 });
       const keyParallelism = drawn === "none" ? null : Number(drawn);
@@ -68,6 +70,19 @@ export class Client {
       (status) => this.s.obs.statuses.push({ id, status }),
       (e: unknown) => e instanceof UnknownWorkError && this.s.obs.statuses.push({ id, status: "unknown" }),
     );
+  }
+
+  /** configure() of rateLimit, keyRateLimit or both, each a new small limit or null. */
+  private configureRates(proc: SimProcess, head: string): void {
+    const r = this.s.rateRng;
+    const which = this.s.keys.length ? r.weighted({ pool: 2, key: 2, both: 1 }) : "pool";
+    const draw = () => (r.chance(0.25) ? null : drawRate(r));
+    const options = {
+      ...(which !== "key" ? { rateLimit: draw() } : {}),
+      ...(which !== "pool" ? { keyRateLimit: draw() } : {}),
+    };
+    this.s.trace.add(`${head} configure ${JSON.stringify(options)}`);
+    void this.s.track(proc, proc.pool.configure(options)).catch(() => undefined);
   }
 
   private enqueue(proc: SimProcess, batch: boolean, head: string): void {

@@ -59,6 +59,10 @@ export interface ClaimSeen {
   method: string;
   now: number;
   claimed: string[];
+  /** The key of each row taken, in the order of `claimed`. */
+  keys: (string | null)[];
+  /** False when its transaction wrote after it: the rows at the commit no longer show the moment of the claim. */
+  atCommit: boolean;
 }
 
 /** What the wrapper needs from the scheduler. */
@@ -152,13 +156,12 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
 }
 
 function seenOf(proc: ProcHandle, method: string, opts: ClaimOptions, claimed: readonly WorkRow[]): ClaimSeen {
-  return { proc: proc.label, method, now: opts.now, claimed: claimed.map((r) => r.id) };
+  return { proc: proc.label, method, now: opts.now, claimed: claimed.map((r) => r.id), keys: claimed.map((r) => r.key), atCommit: true };
 }
 
 /**
  * The operations of one transaction, which die with the process (at `crashAt`, 1-based).
- * Claims made in it go to `seen`; a write after a claim empties it, since the rows at
- * the commit would no longer show the moment of the claim.
+ * Claims made in it go to `seen`; a call after a claim marks it as not `atCommit`.
  */
 function dyingOps<Tx>(ops: TxOps<Tx>, proc: ProcHandle, host: OpHost, crashAt: number | null, seen: ClaimSeen[]): TxOps<Tx> {
   let count = 0;
@@ -170,7 +173,7 @@ function dyingOps<Tx>(ops: TxOps<Tx>, proc: ProcHandle, host: OpHost, crashAt: n
       return (...args: unknown[]) => {
         if (crashAt !== null && ++count >= crashAt && !proc.dead) host.kill(proc, `inside a transaction, at ${String(prop)}`);
         if (proc.dead) return Promise.reject(new SimCrash());
-        seen.length = 0;
+        for (const c of seen) c.atCommit = false;
         if (prop !== "claim") return fn.apply(target, args);
         const opts = args[1] as ClaimOptions;
         return (fn.apply(target, args) as Promise<ClaimResult>).then((res) => {

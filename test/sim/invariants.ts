@@ -1,13 +1,15 @@
 /**
  * The invariants, checked against the stored rows after every step of a run and once
  * more at its end. Each violation names its invariant (violation.ts); the limits on
- * running attempts are checked by limits.ts, the order of claims by claim-order.ts.
+ * running attempts are checked by limits.ts, the order of claims by claim-order.ts, the
+ * rate limits on starts by rate-limits.ts.
  */
 import type { WorkRow } from "../../src/driver/driver.js";
 import type { RunResult, Status } from "../../src/types.js";
 import { checkClaimOrder } from "./claim-order.js";
 import type { ClaimSeen } from "./faulty-driver.js";
 import { LimitChecker } from "./limits.js";
+import { RateLimitChecker } from "./rate-limits.js";
 import type { Snapshot } from "./stores.js";
 import { Violation } from "./violation.js";
 import { markedAttempt, type ActionValue, type OcContext, type WorkArgs } from "./workload.js";
@@ -48,12 +50,16 @@ export interface Observations {
 export class Checker {
   private readonly known = new Map<string, Known>();
   private readonly limits: LimitChecker;
+  private readonly rates: RateLimitChecker;
 
   constructor(
     private readonly retentionMs: number,
     private readonly label: (id: string) => string,
+    /** The time the run starts at. */
+    t0: number,
   ) {
     this.limits = new LimitChecker(label);
+    this.rates = new RateLimitChecker(label, t0);
   }
 
   /** Checks the rows read after `step`. Throws a Violation. */
@@ -91,7 +97,8 @@ export class Checker {
     }
     for (const row of rows) this.checkRow(step, row, apps.get(row.id) ?? 0, ocs.get(row.id) ?? [], obs);
     this.limits.check(step, rows, config);
-    checkClaimOrder(obs.claims, rows, snapshot.parked, config, this.label);
+    this.rates.check(obs.claims, snapshot.rates);
+    checkClaimOrder(obs.claims, rows, snapshot, this.label);
     for (const { id, status } of obs.statuses) this.checkStatus(id, status, byId.get(id));
   }
 

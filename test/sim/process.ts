@@ -6,6 +6,7 @@
 import type { Clock } from "../../src/clock.js";
 import { DRIVER, type Store } from "../../src/driver/driver.js";
 import { Workpool } from "../../src/index.js";
+import type { RateLimit } from "../../src/types.js";
 import { faultyDriver, type OpHost, type ProcHandle } from "./faulty-driver.js";
 import type { SimStore } from "./stores.js";
 import { defineWorkload, type WorkloadHooks } from "./workload.js";
@@ -22,6 +23,10 @@ export interface ProcessConfig {
   concurrency?: number;
   /** The pool's per-key limit, or undefined for none. */
   keyParallelism?: number;
+  /** The pool's rate limit on starts, or undefined for none. */
+  rateLimit?: RateLimit;
+  /** The per-key rate limit on starts, or undefined for none. */
+  keyRateLimit?: RateLimit;
 }
 
 /** A simulated process. */
@@ -75,6 +80,8 @@ export class SimProcess implements ProcHandle {
       logLevel: "WARN",
       ...(config.concurrency === undefined ? {} : { concurrency: config.concurrency }),
       ...(config.keyParallelism === undefined ? {} : { keyParallelism: config.keyParallelism }),
+      ...(config.rateLimit === undefined ? {} : { rateLimit: config.rateLimit }),
+      ...(config.keyRateLimit === undefined ? {} : { keyRateLimit: config.keyRateLimit }),
     });
     this.handlers = defineWorkload(this.pool, label, hooks);
   }

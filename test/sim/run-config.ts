@@ -1,8 +1,9 @@
 /**
  * The shape of one run, drawn from its seed: how many processes, how often store calls
  * fail, how many steps, the options every process of the pool shares (its limits,
- * retention, intervals) and the keys its work may carry.
+ * retention, intervals, rate limits) and the keys its work may carry.
  */
+import type { RateLimit } from "../../src/types.js";
 import type { ProcessConfig } from "./process.js";
 import type { Rng } from "./rng.js";
 import type { StoreKind } from "./stores.js";
@@ -18,10 +19,19 @@ export interface RunShape {
   config: ProcessConfig;
   /** The keys work of the run may carry; empty when none carries one. */
   keys: string[];
+  /** Whether the run uses rate limits (from the start, or set by configure() later). */
+  rated: boolean;
 }
 
-/** Draws a run's shape from `rng`. */
-export function drawRun(rng: Rng, o: { pool: string; store: StoreKind; faults: boolean; steps?: number }): RunShape {
+/**
+ * Draws a run's shape from `rng`; its rate limits come from `rates`, a stream of their
+ * own, so a run without them is the run its seed made before they were generated.
+ */
+export function drawRun(
+  rng: Rng,
+  rates: Rng,
+  o: { pool: string; store: StoreKind; faults: boolean; steps?: number; rates?: boolean },
+): RunShape {
   const slots = rng.int(1, 4);
   const faultRate = o.faults ? rng.pick([0, 0.04, 0.1, 0.2]) : 0;
   const steps = o.steps ?? rng.int(20, 70);
@@ -36,8 +46,18 @@ export function drawRun(rng: Rng, o: { pool: string; store: StoreKind; faults: b
     ...(rng.chance(0.5) ? { keyParallelism: rng.int(1, 3) } : {}),
   };
   const keys = rng.chance(0.75) ? Array.from({ length: rng.int(1, 4) }, (_, i) => `k${i + 1}`) : [];
-  return { slots, faultRate, steps, config, keys };
+  const rated = (o.rates ?? true) && rates.chance(0.35);
+  if (rated && rates.chance(0.6)) config.rateLimit = drawRate(rates);
+  if (rated && keys.length && rates.chance(0.6)) config.keyRateLimit = drawRate(rates);
+  return { slots, faultRate, steps, config, keys, rated };
 }
+
+/** A small rate limit: 1-5 starts per a few hundred ms to a few seconds. */
+export function drawRate(rng: Rng): RateLimit {
+  return { limit: rng.int(1, 5), periodMs: rng.pick([200, 500, 1000, 2000, 3000]) };
+}
+
+const rate = (r: RateLimit): string => `${r.limit}/${r.periodMs} ms`;
 
 /** The first line of a run's trace. */
 export function describeRun(seed: number, r: RunShape): string {
@@ -46,6 +66,9 @@ export function describeRun(seed: number, r: RunShape): string {
     `seed ${seed}: ${r.slots} process(es), maxParallelism ${c.maxParallelism}, retention ${c.retentionMs} ms, fault rate ${r.faultRate}` +
     (c.concurrency ? `, concurrency ${c.concurrency}` : "") +
     (c.keyParallelism ? `, keyParallelism ${c.keyParallelism}` : "") +
+    (c.rateLimit ? `, rateLimit ${rate(c.rateLimit)}` : "") +
+    (c.keyRateLimit ? `, keyRateLimit ${rate(c.keyRateLimit)}` : "") +
+    (r.rated ? ", rate limits may change" : "") +
     (r.keys.length ? `, keys ${r.keys.join(" ")}` : "")
   );
 }

@@ -24,6 +24,8 @@ export interface RunOptions {
   variant?: Variant;
   /** Trace lines kept for the report (default 60). */
   traceLines?: number;
+  /** False: no rate limits, whatever the seed draws (a seed found before they were generated). */
+  rates?: boolean;
 }
 
 /** How a run ended. */
@@ -53,6 +55,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
     steps: options.steps,
     variant: options.variant,
     traceLines: options.traceLines,
+    rates: options.rates,
   });
   const base = { seed: options.seed, store: options.store.kind };
   try {

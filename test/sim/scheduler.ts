@@ -35,6 +35,8 @@ export interface SchedulerOptions {
   steps?: number;
   variant?: Variant;
   traceLines?: number;
+  /** False: no rate limits, whatever the seed draws. */
+  rates?: boolean;
 }
 
 /** Steps one run. */
@@ -57,6 +59,9 @@ export class Scheduler implements OpHost {
   readonly slots: number;
   /** The keys work of this run may carry (none when empty). */
   readonly keys: readonly string[];
+  /** Whether this run uses rate limits; `rateRng` draws them (runs without them never use it). */
+  readonly rated: boolean;
+  readonly rateRng: Rng;
   /** Fraction of store calls given a fault. */
   readonly faultRate: number;
   readonly options: SchedulerOptions;
@@ -77,21 +82,31 @@ export class Scheduler implements OpHost {
   /** The pool's stored configuration at the last check. */
   storedConfig: PoolConfig | null = null;
   private crashCount = 0;
+  /** Attempts started so far (the drain of a rate-limited run goes on while they grow). */
+  private starts = 0;
   private spawned = 0;
 
   constructor(options: SchedulerOptions) {
     this.options = options;
     this.trace = new Trace(options.traceLines);
     this.rng = new Rng(options.seed);
+    this.rateRng = new Rng((options.seed ^ 0x5ca1ab1e) >>> 0);
     const base = options.store;
     this.store = options.variant ? { ...base, driver: options.variant.wrap(base.driver) } : base;
     const pool = `sim-${options.seed}-${++runCounter}`;
-    const shape = drawRun(this.rng, { pool, store: options.store.kind, faults: options.faults.length > 0, steps: options.steps });
+    const shape = drawRun(this.rng, this.rateRng, {
+      pool,
+      store: options.store.kind,
+      faults: options.faults.length > 0,
+      steps: options.steps,
+      rates: options.rates,
+    });
     this.slots = shape.slots;
     this.faultRate = shape.faultRate;
     this.steps = shape.steps;
     this.config = shape.config;
     this.keys = shape.keys;
+    this.rated = shape.rated;
     this.hooks = {
       store: this.store,
       pool,
@@ -99,7 +114,7 @@ export class Scheduler implements OpHost {
       ocCalls: this.obs.ocCalls,
       actionStarted: (call) => this.actions.started(call),
     };
-    this.checker = new Checker(this.config.retentionMs, (id) => this.trace.label(id));
+    this.checker = new Checker(this.config.retentionMs, (id) => this.trace.label(id), this.time.start);
     this.client = new Client(this);
     this.trace.add(describeRun(options.seed, shape));
   }
@@ -193,6 +208,7 @@ export class Scheduler implements OpHost {
 
   claimed(seen: ClaimSeen): void {
     this.obs.claims.push(seen);
+    this.starts += seen.claimed.length;
   }
 
   kill(proc: ProcHandle, why: string): void {
@@ -305,7 +321,10 @@ export class Scheduler implements OpHost {
   private async drain(): Promise<void> {
     this.draining = true;
     this.trace.add(`${this.head()} drain`);
-    for (let i = 0; i < DRAIN_STEPS; i++) {
+    // A tight rate limit lets one start in per window: its drain goes on while work starts, up to a bound.
+    let [end, seen] = [DRAIN_STEPS, this.starts];
+    for (let i = 0; i < end; i++) {
+      if (this.rated && this.starts > seen) [end, seen] = [Math.min(i + DRAIN_STEPS, 10 * DRAIN_STEPS), this.starts];
       await this.drainStep();
       const rows = await this.endStep();
       if (!rows) continue;
@@ -328,7 +347,9 @@ export class Scheduler implements OpHost {
     const stepped = this.live().filter((p) => !p.busy && p.stepped);
     if (stepped.length && this.rng.chance(0.5)) return this.client.runOnce(this.rng.pick(stepped));
     const next = this.time.nextTimerAt();
-    this.time.advance(next === null ? 100 : Math.max(1, next - this.time.now()));
+    // Stepped processes set no timers: under a rate limit their work waits for windows of up to seconds.
+    const idle = this.rated ? 1000 : 100;
+    this.time.advance(next === null ? idle : Math.max(1, next - this.time.now()));
   }
 }
 

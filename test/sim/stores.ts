@@ -17,6 +17,7 @@ import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { DATABASE_URL, dropSchema, randomSchema } from "../postgres/helpers.js";
 import { tempDbPath } from "../helpers/tmp.js";
+import type { RateLimits } from "./rate-limits.js";
 
 /** Which store a simulation runs on. */
 export type StoreKind = "sqlite" | "postgres";
@@ -31,6 +32,8 @@ export interface Snapshot {
   ocs: Map<string, string[]>;
   /** Ids of pending rows a claim set aside because their key was at its limit. */
   parked: Set<string>;
+  /** The pool's stored rate limits. */
+  rates: RateLimits;
 }
 
 /** A store plus the raw reads and app writes of the simulator. */
@@ -64,6 +67,24 @@ function group<R extends { work_id: string }, T>(rows: R[], value: (r: R) => T):
   return out;
 }
 
+/** The rate-limit columns of a pool row, as both stores name them. */
+interface RateColumns {
+  rate_limit: number | null;
+  rate_period_ms: number | string | null;
+  key_rate_limit: number | null;
+  key_rate_period_ms: number | string | null;
+}
+
+const POOL_COLUMNS = "max_parallelism, log_level, key_parallelism, rate_limit, rate_period_ms, key_rate_limit, key_rate_period_ms";
+
+function ratesOf(r: RateColumns | undefined): RateLimits {
+  const one = (limit: number | null, periodMs: number | string | null) =>
+    limit === null || periodMs === null ? null : { limit, periodMs: Number(periodMs) };
+  return r
+    ? { rateLimit: one(r.rate_limit, r.rate_period_ms), keyRateLimit: one(r.key_rate_limit, r.key_rate_period_ms) }
+    : { rateLimit: null, keyRateLimit: null };
+}
+
 function count(rows: { work_id: string }[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const r of rows) out.set(r.work_id, (out.get(r.work_id) ?? 0) + 1);
@@ -81,9 +102,7 @@ export async function createSqliteSimStore(): Promise<SimStore> {
   const driver = store[DRIVER] as Driver<unknown>;
   for (const sql of APP_TABLES) db.exec(sql);
   const work = db.prepare<[string], SqliteWorkRow>("SELECT * FROM workpool_work WHERE pool = ?");
-  const config = db.prepare<[string], SqlitePoolRow>(
-    "SELECT max_parallelism, log_level, key_parallelism FROM workpool_pools WHERE name = ?",
-  );
+  const config = db.prepare<[string], SqlitePoolRow & RateColumns>(`SELECT ${POOL_COLUMNS} FROM workpool_pools WHERE name = ?`);
   const app = db.prepare<[string], { work_id: string }>("SELECT work_id FROM sim_app WHERE pool = ?");
   const oc = db.prepare<[string], { work_id: string; kind: string }>("SELECT work_id, kind FROM sim_oc WHERE pool = ?");
   return {
@@ -97,6 +116,7 @@ export async function createSqliteSimStore(): Promise<SimStore> {
         rows: raw.map(toWorkRow),
         parked: new Set(raw.filter((r) => r.parked).map((r) => r.id)),
         config: cfg ? toPoolConfig(cfg) : null,
+        rates: ratesOf(cfg),
         apps: count(app.all(pool)),
         ocs: group(oc.all(pool), (r) => r.kind),
       };
@@ -134,7 +154,7 @@ export async function createPostgresSimStore(): Promise<SimStore> {
       const p = `'${pool.replace(/'/g, "''")}'`;
       const results = (await app.query(
         `SELECT * FROM "${schema}".work WHERE pool = ${p};
-         SELECT max_parallelism, log_level, key_parallelism FROM "${schema}".pools WHERE name = ${p};
+         SELECT ${POOL_COLUMNS} FROM "${schema}".pools WHERE name = ${p};
          SELECT work_id FROM sim_app WHERE pool = ${p};
          SELECT work_id, kind FROM sim_oc WHERE pool = ${p}`,
       )) as unknown as pg.QueryResult[];
@@ -144,6 +164,7 @@ export async function createPostgresSimStore(): Promise<SimStore> {
         rows: raw.map(toPgWorkRow),
         parked: new Set(raw.filter((r) => r.parked).map((r) => r.id)),
         config: pools!.length ? toPgPoolConfig(pools![0] as PgPoolRow) : null,
+        rates: ratesOf(pools![0] as RateColumns | undefined),
         apps: count(apps as { work_id: string }[]),
         ocs: group(ocs as { work_id: string; kind: string }[], (r) => r.kind),
       };

@@ -14,6 +14,7 @@ import type {
   TxOps,
   WorkRow,
 } from "../../src/driver/driver.js";
+import type { RateLimit } from "../../src/types.js";
 import type { InvariantName } from "./invariants.js";
 
 /** A broken driver, and the invariants that must catch it. */
@@ -139,6 +140,25 @@ export const VARIANTS: readonly Variant[] = [
             return await real.claim(pool, opts);
           } finally {
             await real.ensurePool(pool, config, { keyParallelism: config.keyParallelism });
+          }
+        },
+      })),
+  },
+  {
+    name: "claim-over-rate-limit",
+    bug: "the claim lets one start more than rateLimit and keyRateLimit into each window",
+    caughtBy: ["rate-limit"],
+    wrap: (d) =>
+      override(d, (real) => ({
+        async claim(pool, opts) {
+          const rates = await real.readRateLimits(pool);
+          const looser = (r: RateLimit | null) => r && { ...r, limit: r.limit + 1 };
+          if (!rates.rateLimit && !rates.keyRateLimit) return real.claim(pool, opts);
+          await real.setRateLimits(pool, { rateLimit: looser(rates.rateLimit), keyRateLimit: looser(rates.keyRateLimit) });
+          try {
+            return await real.claim(pool, opts);
+          } finally {
+            await real.setRateLimits(pool, rates);
           }
         },
       })),

@@ -13,6 +13,7 @@ export type InvariantName =
   | "parallelism"
   | "key-parallelism"
   | "priority-order"
+  | "rate-limit"
   | "cancel-final"
   | "fenced"
   | "status"
