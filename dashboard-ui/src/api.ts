@@ -4,17 +4,11 @@
  * app works under any mount path.
  */
 import type { ListPage, PoolSummary, ScheduleSummary, WorkDetail } from "../../src/admin/types.js";
+import type { Series } from "../../src/dashboard/sampler.js";
 
 export type { ListPage, PoolSummary, ScheduleSummary, WorkDetail, WorkSummary, AttemptRecord } from "../../src/admin/types.js";
-
-/** The chart's series (see src/dashboard/sampler.ts). */
-export interface Series {
-  t: number[];
-  started: number[];
-  finished: number[];
-  waitMs: number[];
-  startWaitMs: (number | null)[];
-}
+/** The chart's series, as the server samples them. */
+export type { Series } from "../../src/dashboard/sampler.js";
 
 /** What the server says about this session. */
 export interface Session {

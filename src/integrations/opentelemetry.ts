@@ -68,12 +68,9 @@ export function openTelemetry(options?: OpenTelemetryOptions): Telemetry {
   return {
     enqueue(info: EnqueueTraceInfo): EnqueueTrace {
       const attributes: Attributes = {
-        "messaging.system": "workpool",
+        ...workAttributes(info.pool, info.handler, info.kind),
         "messaging.operation.type": "send",
         "messaging.operation.name": "enqueue",
-        "messaging.destination.name": info.pool,
-        "workpool.handler": info.handler,
-        "workpool.work.kind": info.kind,
       };
       if (info.count !== 1) attributes["messaging.batch.message_count"] = info.count;
       const span = tracer().startSpan(`enqueue ${info.pool}`, { kind: SpanKind.PRODUCER, attributes }, context.active());
@@ -89,13 +86,10 @@ export function openTelemetry(options?: OpenTelemetryOptions): Telemetry {
 
     attempt(info: AttemptTraceInfo): AttemptTrace {
       const attributes: Attributes = {
-        "messaging.system": "workpool",
+        ...workAttributes(info.pool, info.handler, info.kind),
         "messaging.operation.type": "process",
         "messaging.operation.name": "process",
-        "messaging.destination.name": info.pool,
         "messaging.message.id": info.workId,
-        "workpool.handler": info.handler,
-        "workpool.work.kind": info.kind,
         "workpool.attempt": info.attempt,
       };
       if (info.priority !== 0) attributes["workpool.priority"] = info.priority;
@@ -105,13 +99,20 @@ export function openTelemetry(options?: OpenTelemetryOptions): Telemetry {
 
     onComplete(info: AttemptTraceInfo): AttemptTrace {
       return startConsumer(info, `onComplete ${info.pool}`, SpanKind.INTERNAL, {
-        "messaging.system": "workpool",
-        "messaging.destination.name": info.pool,
+        ...workAttributes(info.pool, info.handler, "onComplete"),
         "messaging.message.id": info.workId,
-        "workpool.handler": info.handler,
-        "workpool.work.kind": "onComplete",
       });
     },
+  };
+}
+
+/** The attributes every span of a pool's work has: the system, the pool as destination, the handler. */
+function workAttributes(pool: string, handler: string, kind: string): Attributes {
+  return {
+    "messaging.system": "workpool",
+    "messaging.destination.name": pool,
+    "workpool.handler": handler,
+    "workpool.work.kind": kind,
   };
 }
 

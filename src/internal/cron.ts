@@ -3,12 +3,11 @@
  * zones are croner's; this file only decides which tick a due schedule enqueues.
  */
 import { Cron } from "croner";
-import type { NewWork } from "../driver/driver.js";
+import type { NewWork, WorkFields } from "../driver/driver.js";
 import type { CatchUp, ScheduleAdvance, ScheduleRow } from "../driver/schedule-ops.js";
 import { InvalidArgumentError } from "../errors.js";
 import { newWorkId } from "../ids.js";
 import { checkName, checkOptionKeys, describeValue } from "../checks.js";
-import type { RetryBehavior } from "../types.js";
 
 /** When a schedule runs: a 5-field (minutes) or 6-field (seconds) cron expression, in an IANA time zone. */
 export interface CronSpec {
@@ -29,17 +28,10 @@ export const MAX_SCHEDULE_ID_LENGTH = 200;
 const WALK_LIMIT = 10_000;
 
 /** The enqueue options each tick's work gets, as stored with the schedule. */
-export interface StoredWorkOptions {
-  name: string | null;
-  retry: RetryBehavior | null;
-  timeoutMs: number | null;
-  onComplete: string | null;
-  context: string | null;
-  priority: number;
-  key: string | null;
+export type StoredWorkOptions = Pick<WorkFields, "name" | "retry" | "timeoutMs" | "onComplete" | "context" | "priority" | "key"> & {
   /** The work's meta (see work-meta.ts); absent in schedules stored without one. */
   meta?: string | null;
-}
+};
 
 /** Checks a schedule id. */
 export function checkScheduleId(value: unknown): string {

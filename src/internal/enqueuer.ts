@@ -4,7 +4,7 @@
  * insert), traces it when the pool has telemetry, and emits the `enqueued` events.
  */
 import type { NewWork } from "../driver/driver.js";
-import type { EnqueuedEvent } from "../events.js";
+import type { EnqueuedEvent, LogLevel } from "../events.js";
 import type { WorkId, WorkKind } from "../types.js";
 import { checkBatch, prepareEnqueue, type EnqueueInput, type PreparedEnqueue } from "./enqueue-input.js";
 import type { Readiness } from "./readiness.js";
@@ -93,20 +93,26 @@ export class Enqueuer<Tx> {
       const workId = resolved[i] ?? r.id;
       const replaced = workId !== r.id;
       if (replaced && r.onConflict === "keep") return;
-      const event: EnqueuedEvent = {
-        event: "enqueued",
-        pool: this.rt.pool,
-        workId: workId as WorkId,
-        fnName: r.fnName,
-        kind: r.kind,
-        runAt: r.runAt,
-        enqueuedAt: r.enqueuedAt,
-      };
-      if (r.priority !== 0) event.priority = r.priority;
-      if (r.key !== null) event.key = r.key;
+      const event = enqueuedEvent(this.rt.pool, r, workId as WorkId, workLevel);
       if (replaced) event.replaced = true;
-      if (workLevel !== undefined) event.logLevel = workLevel;
       this.rt.events.emit(event);
     });
   }
+}
+
+/** The `enqueued` event of the new row `w`, written as work `workId`, whose own log level is `workLevel`. */
+export function enqueuedEvent(pool: string, w: NewWork, workId: WorkId, workLevel: LogLevel | undefined): EnqueuedEvent {
+  const event: EnqueuedEvent = {
+    event: "enqueued",
+    pool,
+    workId,
+    fnName: w.fnName,
+    kind: w.kind,
+    runAt: w.runAt,
+    enqueuedAt: w.enqueuedAt,
+  };
+  if (w.priority !== 0) event.priority = w.priority;
+  if (w.key !== null) event.key = w.key;
+  if (workLevel !== undefined) event.logLevel = workLevel;
+  return event;
 }

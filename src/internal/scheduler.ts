@@ -5,10 +5,10 @@
  * tick, so no leader is needed and a crashed process loses nothing.
  */
 import type { TimerHandle } from "../clock.js";
-import type { EnqueuedEvent } from "../events.js";
 import type { WorkId } from "../types.js";
 import { planStep } from "./cron.js";
 import { workLogLevel } from "./work-meta.js";
+import { enqueuedEvent } from "./enqueuer.js";
 import type { NewWork } from "../driver/driver.js";
 import type { PoolRuntime } from "./runtime.js";
 
@@ -116,18 +116,6 @@ export class Scheduler<Tx> {
   private emitEnqueued(w: NewWork): void {
     const workLevel = workLogLevel(w);
     if (!this.rt.events.wants("enqueued", workLevel)) return;
-    const event: EnqueuedEvent = {
-      event: "enqueued",
-      pool: this.rt.pool,
-      workId: w.id as WorkId,
-      fnName: w.fnName,
-      kind: w.kind,
-      runAt: w.runAt,
-      enqueuedAt: w.enqueuedAt,
-    };
-    if (w.priority !== 0) event.priority = w.priority;
-    if (w.key !== null) event.key = w.key;
-    if (workLevel !== undefined) event.logLevel = workLevel;
-    this.rt.events.emit(event);
+    this.rt.events.emit(enqueuedEvent(this.rt.pool, w, w.id as WorkId, workLevel));
   }
 }

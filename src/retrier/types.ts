@@ -3,6 +3,7 @@
  * handles. Words follow the action-retrier vocabulary (`type`, `inProgress`, `completed`),
  * which differs on purpose from the pool's (`kind`, `pending`/`running`, `finished`).
  */
+import type { EnqueueTiming } from "../call-options.js";
 import type { LogLevel } from "../events.js";
 import type { ActionHandle } from "../handlers.js";
 import type { JsonValue, WorkId } from "../types.js";
@@ -106,17 +107,5 @@ export type ScheduledRunOptions<Tx, R = unknown, C = unknown> = RunBackoffOption
     | { onComplete?: undefined; context?: undefined }
   );
 
-/** Options of `run`: `runAt` or `runAfter`, not both. */
-export type RunOptions<Tx, R = unknown, C = unknown> = ScheduledRunOptions<Tx, R, C> &
-  (
-    | {
-        /** Earliest start of the first attempt, epoch ms. Not with runAfter. */
-        runAt?: number;
-        runAfter?: undefined;
-      }
-    | {
-        runAt?: undefined;
-        /** Earliest start of the first attempt, ms from now. Not with runAt. */
-        runAfter?: number;
-      }
-  );
+/** Options of `run`: `runAt` or `runAfter` (of the first attempt), not both. */
+export type RunOptions<Tx, R = unknown, C = unknown> = ScheduledRunOptions<Tx, R, C> & EnqueueTiming;

@@ -10,7 +10,6 @@ import { DRIVER, type Driver, type NewWork, type WorkRow } from "../../src/drive
 import type { WorkDetailRow } from "../../src/driver/admin-ops.js";
 import { EventHub, PoolLogger } from "../../src/events.js";
 import { HandlerRegistry } from "../../src/handlers.js";
-import { newWorkId } from "../../src/ids.js";
 import { finishActions, type FinishEntry } from "../../src/internal/transitions/finish.js";
 import type { AttemptOutcome } from "../../src/internal/transitions/outcome.js";
 import type { PoolRuntime } from "../../src/internal/runtime.js";
@@ -91,26 +90,8 @@ const CASES: { name: string; retry: NewWork["retry"]; outcome: AttemptOutcome; a
 /** Inserts one row per case in `pool`, claims them, applies each case's `before`; returns the claimed rows. */
 async function prepare(driver: Driver<unknown>, pool: string): Promise<WorkRow[]> {
   await driver.ensurePool(pool, { maxParallelism: 100, logLevel: "REPORT", keyParallelism: null }, {});
-  const rows: NewWork[] = CASES.map((c, i) => ({
-    // Ids made in one millisecond increase: the rows sort in case order.
-    id: newWorkId(T0),
-    pool,
-    kind: "action",
-    fnName: "job",
-    name: null,
-    args: "{}",
-    runAt: T0 - 100 + i,
-    enqueuedAt: T0,
-    retry: c.retry,
-    timeoutMs: null,
-    onComplete: null,
-    context: null,
-    priority: 0,
-    key: null,
-    meta: null,
-    uniqueKey: null,
-    onConflict: "keep",
-  }));
+  // Ids made in one millisecond increase: the rows sort in case order.
+  const rows: NewWork[] = CASES.map((c, i) => newWork(pool, T0, { runAt: T0 - 100 + i, retry: c.retry }));
   await driver.insertWork(rows);
   const claimed = (await driver.claim(pool, { workerId: "w", now: T0, leaseUntil: T0 + 1000, limit: 100 })).claimed;
   const byId = new Map(claimed.map((r) => [r.id, r]));

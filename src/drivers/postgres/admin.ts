@@ -46,9 +46,7 @@ function poolCounts(work: string): string {
     least((SELECT min(w.run_at) FROM ${work} w WHERE w.pool = n.pool AND w.state = 'pending' AND NOT w.parked AND w.run_at <= $1::bigint),
           (SELECT min(w.run_at) FROM ${work} w WHERE w.pool = n.pool AND w.state = 'pending' AND w.parked AND w.run_at <= $1::bigint))
       AS oldest_due,
-    ${count("w.state = 'running' AND w.started_at >= $2::bigint")}
-      + ${count("w.state = 'finished' AND w.finished_at >= $2::bigint AND w.started_at >= $2::bigint")}
-      + ${count("w.state = 'pending' AND w.attempt > 0 AND w.started_at >= $2::bigint")} AS started_since,
+    ${count("w.state = 'pending' AND w.attempt > 0 AND w.started_at >= $2::bigint")} AS retried_since,
     ${count("w.state = 'finished' AND w.finished_at >= $2::bigint")} AS finished_since,
     ${count("w.state = 'running' AND w.started_at >= $2::bigint")}
       + ${count("w.state = 'finished' AND w.finished_at >= $2::bigint AND w.started_at >= $2::bigint")} AS waited_count,
@@ -115,7 +113,7 @@ interface PgPoolReadRow {
   failed: number;
   canceled: number;
   oldest_due: string | number | null;
-  started_since: number;
+  retried_since: number;
   finished_since: number;
   waited_count: number;
   waited_sum: number;
@@ -179,7 +177,8 @@ export class PgAdmin {
       failed: r.failed,
       canceled: r.canceled,
       oldestDueRunAt: numOrNull(r.oldest_due),
-      startedSince: r.started_since,
+      // Started since: the running and finished work that did (waited_count) and the work waiting to retry that did.
+      startedSince: r.waited_count + r.retried_since,
       finishedSince: r.finished_since,
       waitedCount: r.waited_count,
       waitedSumMs: r.waited_sum,

@@ -55,10 +55,8 @@ const POOL_COUNTS = `
     SELECT min(run_at) AS run_at FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.parked = 0 AND w.run_at <= @now
     UNION ALL
     SELECT min(run_at) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.parked = 1 AND w.run_at <= @now)) AS oldest_due,
-  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'running' AND w.started_at >= @since)
-  + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since AND w.started_at >= @since)
-  + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.attempt > 0 AND w.started_at >= @since)
-    AS started_since,
+  (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.attempt > 0 AND w.started_at >= @since)
+    AS retried_since,
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since) AS finished_since,
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'running' AND w.started_at >= @since)
   + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished' AND w.finished_at >= @since AND w.started_at >= @since)
@@ -110,7 +108,7 @@ interface SqlitePoolReadRow {
   failed: number;
   canceled: number;
   oldest_due: number | null;
-  started_since: number;
+  retried_since: number;
   finished_since: number;
   waited_count: number;
   waited_sum: number;
@@ -181,7 +179,8 @@ export class SqliteAdminStatements {
       failed: r.failed,
       canceled: r.canceled,
       oldestDueRunAt: r.oldest_due,
-      startedSince: r.started_since,
+      // Started since: the running and finished work that did (waited_count) and the work waiting to retry that did.
+      startedSince: r.waited_count + r.retried_since,
       finishedSince: r.finished_since,
       waitedCount: r.waited_count,
       waitedSumMs: r.waited_sum,

@@ -24,7 +24,8 @@ $$;
 -- unpark_freed() of 002 for keys the caller took from freed_keys (p_keys, distinct): gives back, for each,
 -- as many of its parked rows, in claim order, as it has room for under p_limit given p_running. A parked
 -- row locked by another transaction is skipped, not waited for (this runs under the pool's lock): its
--- key is noted again for the next claim.
+-- key is noted again for the next claim. claim() below is its only caller; unpark_freed() is no longer
+-- called and the next migration drops it.
 CREATE FUNCTION :"schema".unpark_keys(p_pool TEXT, p_keys TEXT[], p_limit INTEGER, p_running JSONB)
 RETURNS VOID
 LANGUAGE plpgsql VOLATILE
