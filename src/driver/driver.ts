@@ -25,6 +25,7 @@ import type {
   CompletionWrite,
   FinishWrite,
   HeartbeatResult,
+  LeaseRenewal,
   OnCompleteWrite,
   RescheduleWrite,
 } from "./work-writes.js";
@@ -33,15 +34,18 @@ import type {
 export type { NewWork, OnCompleteState, OnConflict, PoolConfig, PoolCounts, PoolStats, WorkFields, WorkRow } from "./work-rows.js";
 export type {
   AttemptRef,
+  ClaimAt,
   ClaimOptions,
   ClaimResult,
   CompleteResult,
   CompletionWrite,
   FinishWrite,
   HeartbeatResult,
+  LeaseRenewal,
   OnCompleteWrite,
   RescheduleWrite,
 } from "./work-writes.js";
+export { claimAt } from "./work-writes.js";
 
 /** Operations available inside {@link Driver.transaction}. All run in that one transaction. */
 export interface TxOps<Tx> {
@@ -144,8 +148,11 @@ export interface Driver<Tx> extends AdminOps, ScheduleOps {
    * through {@link transaction}.
    */
   complete?(pool: string, writes: readonly CompletionWrite[], now: number, claim: ClaimOptions | null): Promise<CompleteResult>;
-  /** Extends the lease of this worker's attempts; reports canceled and lost ones. */
-  heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult>;
+  /**
+   * Extends the lease of this worker's attempts to `lease.leaseMs` from the time read once the
+   * store is held; reports canceled and lost ones, each by attempt.
+   */
+  heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], lease: LeaseRenewal): Promise<HeartbeatResult>;
   /** Reads rows (no lock) for status. Missing ids are simply absent. */
   readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]>;
   /**

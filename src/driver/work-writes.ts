@@ -12,18 +12,41 @@ export interface AttemptRef {
   attempt: number;
 }
 
-/** Parameters of a claim. */
+/**
+ * Parameters of a claim. Its time is read from `clock` once the store is held (inside the
+ * write transaction, or as the statement is sent on a held connection), never before
+ * waiting for it: a claim that waited for a lock or a connection still starts its
+ * attempts with full leases and counts rate-limit windows from when they start.
+ */
 export interface ClaimOptions {
   workerId: string;
-  now: number;
-  /** Lease end written on the claimed rows. */
-  leaseUntil: number;
+  /** The pool's clock (epoch ms). */
+  clock: () => number;
+  /** Lease length written on the claimed rows, from the claim's time. */
+  leaseMs: number;
   /** Most rows to claim (the pool's free slots may allow fewer). */
   limit: number;
 }
 
+/** A claim with its time read: what a driver writes on the rows it claims. */
+export interface ClaimAt {
+  workerId: string;
+  /** The claim's time: the claimed rows' start. */
+  now: number;
+  /** Lease end written on the claimed rows. */
+  leaseUntil: number;
+  limit: number;
+}
+
+/** Reads a claim's time: call it once the store is held. */
+export function claimAt(opts: ClaimOptions, now: number = opts.clock()): ClaimAt {
+  return { workerId: opts.workerId, now, leaseUntil: now + opts.leaseMs, limit: opts.limit };
+}
+
 /** What a claim returns. */
 export interface ClaimResult {
+  /** The claim's time, read once the store was held: the claimed attempts' start. */
+  now: number;
   /** Rows now `running` for this worker, attempt already incremented. */
   claimed: WorkRow[];
   /** The pool's stored configuration as read inside the claim transaction. */
@@ -100,7 +123,17 @@ export interface OnCompleteWrite {
 /** What a heartbeat learns about this worker's running attempts. */
 export interface HeartbeatResult {
   /** Attempts whose work was canceled: abort them. */
-  cancelRequested: string[];
-  /** Attempts no longer this worker's (lease lost and rescued, or released): abort them, their results will be ignored. */
-  lost: string[];
+  cancelRequested: AttemptRef[];
+  /**
+   * Attempts no longer this worker's (lease lost and rescued, or released): abort them, their
+   * results will be ignored. Each names its attempt: a newer attempt of the same work this
+   * worker claimed since is not lost.
+   */
+  lost: AttemptRef[];
+}
+
+/** A heartbeat's lease: `leaseMs` from its time, read from `clock` once the store is held. */
+export interface LeaseRenewal {
+  clock: () => number;
+  leaseMs: number;
 }

@@ -54,12 +54,17 @@ export class Attempts<Tx> {
         return inflight.size;
       },
       rows: () => [...this.inflight.values()].map((f) => f.row),
-      canceled: (id) => this.abortById(id, "canceled"),
-      lost: (id) => {
+      // Each answer is about one attempt: the heartbeat may answer after that attempt ended
+      // and this worker claimed a newer one of the same work, which the answer is not about.
+      canceled: ({ id, attempt }) => {
+        const f = this.inflight.get(id);
+        if (f && f.row.attempt === attempt) this.abort(f, "canceled");
+      },
+      lost: ({ id, attempt }) => {
         const f = this.inflight.get(id);
         // A mutation's row is locked by its own transaction; it is not lost.
-        if (f && f.row.kind === "action") {
-          rt.logger.warn(`workpool: lost the lease of ${id} attempt ${f.row.attempt}; aborting it`);
+        if (f && f.row.attempt === attempt && f.row.kind === "action") {
+          rt.logger.warn(`workpool: lost the lease of ${id} attempt ${attempt}; aborting it`);
           this.abort(f, "lost");
         }
       },

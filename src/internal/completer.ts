@@ -32,14 +32,14 @@ interface Pending extends FinishEntry {
 
 /** Lets each completion batch claim work for the slots it frees, in its own transaction. */
 export interface RefillHook {
-  /** The claim to make inside the batch's transaction at `now`, or null for none. */
-  claimOptions(now: number): ClaimOptions | null;
+  /** The claim to make inside the batch's transaction, or null for none. */
+  claimOptions(): ClaimOptions | null;
   /**
    * After the batch committed: what its claim got (null when no claim was made). Returns
    * whether the claim took every slot it could, so the batch's attempts need not wake the
    * worker for another claim.
    */
-  claimed(result: ClaimResult | null, options: ClaimOptions | null, now: number): boolean;
+  claimed(result: ClaimResult | null, options: ClaimOptions | null): boolean;
 }
 
 /** Group-commits action outcomes. */
@@ -260,8 +260,8 @@ export class Completer<Tx> {
 
   /** Writes one batch; returns whether its claim refilled the slots it freed. */
   private async commit(batch: Pending[]): Promise<boolean> {
-    const done = await finishActions(this.rt, batch, (now) => this.hook?.claimOptions(now) ?? null);
+    const done = await finishActions(this.rt, batch, () => this.hook?.claimOptions() ?? null);
     for (const e of done.events) this.rt.events.emit(e);
-    return this.hook?.claimed(done.claim, done.options, done.now) ?? false;
+    return this.hook?.claimed(done.claim, done.options) ?? false;
   }
 }

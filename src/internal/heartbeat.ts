@@ -4,7 +4,7 @@
  * which are no longer this worker's (their lease lapsed and they were rescued).
  */
 import type { TimerHandle } from "../clock.js";
-import type { WorkRow } from "../driver/driver.js";
+import type { AttemptRef, WorkRow } from "../driver/driver.js";
 import type { PoolRuntime } from "./runtime.js";
 
 /** What the heartbeat needs from the in-flight attempts. */
@@ -13,10 +13,13 @@ export interface HeartbeatTarget {
   readonly size: number;
   /** The rows of the attempts running now. */
   rows(): WorkRow[];
-  /** The work of `id` was canceled: abort its attempt. */
-  canceled(id: string): void;
-  /** The attempt of `id` is no longer this worker's: abort it, its result will be ignored. */
-  lost(id: string): void;
+  /** The work of `ref.id` was canceled: abort its attempt. */
+  canceled(ref: AttemptRef): void;
+  /**
+   * Attempt `ref` is no longer this worker's: abort it if it still runs (its result will be
+   * ignored). The answer may arrive after that attempt ended and a newer one began.
+   */
+  lost(ref: AttemptRef): void;
 }
 
 /** Renews the leases of this process's running attempts while there are any. */
@@ -56,12 +59,12 @@ export class Heartbeat<Tx> {
     const { rt } = this;
     const rows = this.target.rows();
     if (!rows.length) return;
-    const now = rt.options.clock.now();
+    const { clock, leaseMs } = rt.options;
     try {
       const refs = rows.map((r) => ({ id: r.id, attempt: r.attempt }));
-      const res = await rt.driver.heartbeat(rt.pool, rt.workerId, refs, now + rt.options.leaseMs);
-      for (const id of res.cancelRequested) this.target.canceled(id);
-      for (const id of res.lost) this.target.lost(id);
+      const res = await rt.driver.heartbeat(rt.pool, rt.workerId, refs, { clock: () => clock.now(), leaseMs });
+      for (const ref of res.cancelRequested) this.target.canceled(ref);
+      for (const ref of res.lost) this.target.lost(ref);
     } catch (e) {
       rt.logger.error(`workpool: heartbeat of pool "${rt.pool}" failed; leases expire in ${rt.options.leaseMs} ms unless it recovers`, e);
     }

@@ -152,10 +152,10 @@ export class Worker<Tx> {
     if (!this.rt.driver.insertAndClaim || !this.started || this.stopping || this.saturated || row.runAt > now || this.claimLimit() === 0) {
       return null;
     }
-    const options = this.claimOptions(now, 1);
+    const options = this.claimOptions(1);
     const enqueue = insertAndClaim(this.rt, row, options).then(async (claimed) => {
       inserted();
-      if (claimed) await this.adopt(claimed, options.now);
+      if (claimed) await this.adopt(claimed);
     });
     // stop() waits for it, so work it claims is started or handed back before the worker
     // (and perhaps the store) goes away.
@@ -169,8 +169,8 @@ export class Worker<Tx> {
   }
 
   /** Runs a row an enqueue claimed for this worker, or hands it back if the worker stopped (or filled up) meanwhile. */
-  private async adopt(row: WorkRow, now: number): Promise<void> {
-    if (this.started && !this.stopping && this.claimLimit() > 0) this.attempts.begin(row, now);
+  private async adopt(row: WorkRow): Promise<void> {
+    if (this.started && !this.stopping && this.claimLimit() > 0) this.attempts.begin(row, row.startedAt ?? this.rt.options.clock.now());
     else await this.release([row]);
   }
 
@@ -238,9 +238,10 @@ export class Worker<Tx> {
     }, delay);
   }
 
-  /** A claim by this worker at `now` of at most `limit` rows, leased for leaseMs. */
-  private claimOptions(now: number, limit: number): ClaimOptions {
-    const options = { workerId: this.rt.workerId, now, leaseUntil: now + this.rt.options.leaseMs, limit };
+  /** A claim by this worker of at most `limit` rows, leased for leaseMs from when the store runs it. */
+  private claimOptions(limit: number): ClaimOptions {
+    const { clock, leaseMs } = this.rt.options;
+    const options = { workerId: this.rt.workerId, clock: () => clock.now(), leaseMs, limit };
     this.currentClaims.add(options);
     return options;
   }
@@ -256,15 +257,14 @@ export class Worker<Tx> {
     const limit = this.claimLimit();
     // At the local cap: a finishing attempt wakes the worker again.
     if (limit === 0) return 0;
-    const now = this.rt.options.clock.now();
-    const options = this.claimOptions(now, limit);
+    const options = this.claimOptions(limit);
     const res = await claimWork(this.rt, options);
-    this.applyClaim(res, options, now);
+    this.applyClaim(res, options);
     return res.claimed.length;
   }
 
   /** Starts the attempts of a claim, or hands them back if stop() began since it was made. */
-  private applyClaim(res: ClaimResult, options: ClaimOptions, now: number): void {
+  private applyClaim(res: ClaimResult, options: ClaimOptions): void {
     this.rt.logger.level = res.config.logLevel;
     if (!this.currentClaims.has(options)) {
       if (!res.claimed.length) return;
@@ -275,7 +275,7 @@ export class Worker<Tx> {
     }
     this.nextRunAt = res.nextRunAt;
     this.saturated = res.running >= res.config.maxParallelism;
-    for (const row of res.claimed) this.attempts.begin(row, now);
+    for (const row of res.claimed) this.attempts.begin(row, res.now);
   }
 
   /**
@@ -284,16 +284,16 @@ export class Worker<Tx> {
    * batch instead of two. The claimed attempts start after the commit.
    */
   private readonly refill: RefillHook = {
-    claimOptions: (now) => {
+    claimOptions: () => {
       if (!this.started || this.stopping) return null;
       // Completed attempts are still running here until this commit: the limit is low by
       // at most one batch, which the wake after the commit makes up.
       const limit = this.claimLimit();
-      return limit === 0 ? null : this.claimOptions(now, limit);
+      return limit === 0 ? null : this.claimOptions(limit);
     },
-    claimed: (res, options, now) => {
+    claimed: (res, options) => {
       if (!res || !options) return false;
-      this.applyClaim(res, options, now);
+      this.applyClaim(res, options);
       return res.claimed.length === options.limit || res.running >= res.config.maxParallelism;
     },
   };

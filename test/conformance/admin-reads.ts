@@ -251,7 +251,7 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
       ]);
       // An attempt claimed by a worker that then disappears: rescued as lost, run again.
       const lostId = await pool.enqueueAction(handle, {}, { retry: { maxAttempts: 2, initialBackoffMs: 0, base: 1 } });
-      await t.driver.claim("p", { workerId: "gone", now: t.clock.now(), leaseUntil: t.clock.now() + 1000, limit: 10 });
+      await t.driver.claim("p", { workerId: "gone", clock: () => t.clock.now(), leaseMs: 1000, limit: 10 });
       t.clock.advance(1001);
       expect((await pool.runOnce()).rescued).toBe(1);
       await pool.runOnce();

@@ -121,6 +121,8 @@ export const postgresHarness: StoreHarness<PoolClient> = {
   async query(h, sql) {
     return (await (h as PgHarnessStore).app.query(sql)).rows as Record<string, unknown>[];
   },
+  // appPool's default size.
+  connections: 10,
   keyEventsTableSql: "CREATE TABLE key_events (seq BIGSERIAL PRIMARY KEY, key TEXT NOT NULL, kind TEXT NOT NULL, pid INTEGER NOT NULL)",
   childArgs(h) {
     return ["postgres", DATABASE_URL, (h as PgHarnessStore).schema];

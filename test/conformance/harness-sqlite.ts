@@ -91,6 +91,7 @@ export const sqliteHarness: StoreHarness<Database> = {
     stmt.run();
     return [];
   },
+  connections: 1,
   keyEventsTableSql:
     "CREATE TABLE key_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, kind TEXT NOT NULL, pid INTEGER NOT NULL)",
   childArgs(h) {

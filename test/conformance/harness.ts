@@ -51,6 +51,8 @@ export interface StoreHarness<Tx> {
    * would open it; the caller closes it.
    */
   openAnotherStore(h: HarnessStore<Tx>): Store<Tx>;
+  /** How many transactions the store can hold open at once (its connections): SQLite 1. */
+  readonly connections: number;
   /** Runs one SQL statement with the application's connection and returns its rows. */
   query(h: HarnessStore<Tx>, sql: string): Promise<Record<string, unknown>[]>;
   /** SQL for an app table `key_events (seq, key, kind, pid)` whose seq orders the inserts (see keys-child.mjs). */

@@ -288,7 +288,7 @@ export function defineJamProofTests<Tx>(harness: StoreHarness<Tx>): void {
       refusedId = ids[1]!;
       // A worker that claims them and dies without a word: they are found by their leases.
       const now = t.clock.now();
-      await t.driver.claim(pool.name, { workerId: "dead-worker", now, leaseUntil: now + 1000, limit: 3 });
+      await t.driver.claim(pool.name, { workerId: "dead-worker", clock: () => now, leaseMs: 1000, limit: 3 });
       t.clock.advance(5000);
       for (let i = 0; i < 12; i++) {
         await pool.runOnce();

@@ -71,8 +71,8 @@ export function defineRateLimitTests<Tx>(harness: StoreHarness<Tx>): void {
         // The claim says when the window lets the next start in.
         const claim = await t.driver.claim("rl", {
           workerId: "probe",
-          now: t.clock.now() + 10,
-          leaseUntil: t.clock.now() + 30_000,
+          clock: () => t.clock.now() + 10,
+          leaseMs: 30_000,
           limit: 5,
         });
         expect(claim.claimed).toEqual([]);
@@ -122,8 +122,8 @@ export function defineRateLimitTests<Tx>(harness: StoreHarness<Tx>): void {
         expect(Object.fromEntries([...starts].map(([k, v]) => [k, v.length]))).toEqual({ hot: 2, cold: 2, none: 1 });
         const claim = await t.driver.claim("krl", {
           workerId: "probe",
-          now: t.clock.now() + 10,
-          leaseUntil: t.clock.now() + 30_000,
+          clock: () => t.clock.now() + 10,
+          leaseMs: 30_000,
           limit: 5,
         });
         expect(claim.claimed).toEqual([]);

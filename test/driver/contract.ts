@@ -18,7 +18,7 @@ function row(runAt = T0, overrides: Partial<NewWork> = {}): NewWork {
 }
 
 function claimBy(workerId: string, limit: number, now = T0): ClaimOptions {
-  return { workerId, now, leaseUntil: now + 1000, limit };
+  return { workerId, clock: () => now, leaseMs: 1000, limit };
 }
 
 /** Registers the contract suite for one store. */
@@ -235,13 +235,14 @@ export function defineDriverContract<Tx>(harness: StoreHarness<Tx>): void {
           { id: x.id, attempt: 1 },
           { id: y.id, attempt: 1 },
         ],
-        T0 + 9000,
+        { clock: () => T0 + 1000, leaseMs: 8000 },
       );
-      expect(beat).toEqual({ cancelRequested: [y.id], lost: [] });
+      expect(beat).toEqual({ cancelRequested: [{ id: y.id, attempt: 1 }], lost: [] });
       expect((await d.readWork(POOL, [x.id]))[0]!.leaseUntil).toBe(T0 + 9000);
-      // Another worker's heartbeat, and one for an attempt that is not current, hold nothing.
-      expect((await d.heartbeat(POOL, "b", [{ id: x.id, attempt: 1 }], T0 + 9500)).lost).toEqual([x.id]);
-      expect((await d.heartbeat(POOL, "a", [{ id: x.id, attempt: 7 }], T0 + 9500)).lost).toEqual([x.id]);
+      // Another worker's heartbeat, and one for an attempt that is not current, hold nothing; each lost answer names its attempt.
+      const later = { clock: () => T0 + 1500, leaseMs: 8000 };
+      expect((await d.heartbeat(POOL, "b", [{ id: x.id, attempt: 1 }], later)).lost).toEqual([{ id: x.id, attempt: 1 }]);
+      expect((await d.heartbeat(POOL, "a", [{ id: x.id, attempt: 7 }], later)).lost).toEqual([{ id: x.id, attempt: 7 }]);
       expect((await d.readWork(POOL, [x.id]))[0]!.leaseUntil).toBe(T0 + 9000);
     });
 

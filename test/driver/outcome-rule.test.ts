@@ -93,14 +93,14 @@ async function prepare(driver: Driver<unknown>, pool: string): Promise<WorkRow[]
   // Ids made in one millisecond increase: the rows sort in case order.
   const rows: NewWork[] = CASES.map((c, i) => newWork(pool, T0, { runAt: T0 - 100 + i, retry: c.retry }));
   await driver.insertWork(rows);
-  const claimed = (await driver.claim(pool, { workerId: "w", now: T0, leaseUntil: T0 + 1000, limit: 100 })).claimed;
+  const claimed = (await driver.claim(pool, { workerId: "w", clock: () => T0, leaseMs: 1000, limit: 100 })).claimed;
   const byId = new Map(claimed.map((r) => [r.id, r]));
   for (const [i, c] of CASES.entries()) {
     const id = rows[i]!.id;
     if (c.before === "cancel") await driver.transaction((ops) => ops.requestCancel([id]));
     if (c.before === "rescue") {
       await driver.transaction((ops) => ops.reschedule([{ id, runAt: T0 }]));
-      await driver.transaction((ops) => ops.claim!(pool, { workerId: "other", now: T0, leaseUntil: T0 + 1000, limit: 1 }));
+      await driver.transaction((ops) => ops.claim!(pool, { workerId: "other", clock: () => T0, leaseMs: 1000, limit: 1 }));
     }
   }
   return rows.map((r) => byId.get(r.id)!);
@@ -198,7 +198,7 @@ test.each(HARNESSES.map((h) => [h.name, h] as const))(
       const work = newWork(pool, T0, { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } });
       const id = work.id;
       await driver.insertWork([work]);
-      const claim = () => driver.claim(pool, { workerId: "w", now: T0, leaseUntil: T0 + 1000, limit: 1 });
+      const claim = () => driver.claim(pool, { workerId: "w", clock: () => T0, leaseMs: 1000, limit: 1 });
       const first = (await claim()).claimed[0]!;
       // Its lease lapsed and it was rescued; the same process claimed it again before the first result was written.
       await driver.transaction((ops) => ops.reschedule([{ id, runAt: T0 }]));

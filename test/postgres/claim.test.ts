@@ -40,7 +40,7 @@ test("a claim skips a pending row another transaction is finishing, without wait
   ]);
 
   // The claim returns while that transaction is still open: it took the other row.
-  const res = await store[DRIVER].claim("c", { workerId: "w", now: T0, leaseUntil: T0 + 30_000, limit: 10 });
+  const res = await store[DRIVER].claim("c", { workerId: "w", clock: () => T0, leaseMs: 30_000, limit: 10 });
   expect(res.claimed.map((r) => r.id)).toEqual([second]);
   await other.query("COMMIT");
   expect(await pool.statusBatch([first!, second!])).toEqual([
@@ -53,7 +53,7 @@ test("a claim takes due work after the last it claimed first; work due behind th
   const { schema, store, pool, job } = await poolOnFreshSchema("k", 100);
   const driver = store[DRIVER];
   const claim = async (now: number, limit: number): Promise<string[]> =>
-    (await driver.claim("k", { workerId: "w", now, leaseUntil: now + 30_000, limit })).claimed.map((r) => r.id).sort();
+    (await driver.claim("k", { workerId: "w", clock: () => now, leaseMs: 30_000, limit })).claimed.map((r) => r.id).sort();
   // Due at the same time, so claimed in id order (ids are ASCII: JavaScript sorts them as
   // the index does).
   const ids = (await pool.enqueueActionBatch(job, [1, 2, 3, 4, 5])).sort();

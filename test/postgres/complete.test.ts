@@ -24,7 +24,7 @@ async function setup() {
   const job = pool.defineAction("job", (_c, n: number) => n);
   // Stores the pool's config, as starting a worker would.
   await pool.configure({ maxParallelism: 2 });
-  const claim = (limit: number): ClaimOptions => ({ workerId: "w", now: clock.now(), leaseUntil: clock.now() + 30_000, limit });
+  const claim = (limit: number): ClaimOptions => ({ workerId: "w", clock: () => clock.now(), leaseMs: 30_000, limit });
   return { schema, store, driver: store[DRIVER], pool, job, done, delivered, claim, clock };
 }
 

@@ -23,7 +23,7 @@ async function setup(maxParallelism = 2) {
   await pool.configure({ maxParallelism });
   const driver = store[DRIVER] as PostgresDriver;
   const newRow = (runAt = T0): NewWork => newWork("e", T0, { args: "1", runAt });
-  const claim: ClaimOptions = { workerId: "w", now: T0, leaseUntil: T0 + 30_000, limit: 1 };
+  const claim: ClaimOptions = { workerId: "w", clock: () => T0, leaseMs: 30_000, limit: 1 };
   return { schema, store, driver, pool, job, clock, newRow, claim };
 }
 

@@ -28,7 +28,7 @@ test("two transactions ending attempts of the same two keys in opposite orders b
   await pool.configure({ keyParallelism: 2 });
   const [a0, a1] = await pool.enqueueActionBatch(job, [{}, {}], { key: "k0" });
   const [b0, b1] = await pool.enqueueActionBatch(job, [{}, {}], { key: "k1" });
-  const claimed = await store[DRIVER].claim("k", { workerId: "w", now: T0, leaseUntil: T0 + 30_000, limit: 10 });
+  const claimed = await store[DRIVER].claim("k", { workerId: "w", clock: () => T0, leaseMs: 30_000, limit: 10 });
   expect(claimed.claimed).toHaveLength(4);
 
   const finish = `UPDATE "${schema}".work SET state = 'finished', finished_at = $2, result = '{"kind":"success"}' WHERE id = $1`;

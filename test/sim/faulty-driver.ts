@@ -131,21 +131,21 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
           return (pool: string, opts: ClaimOptions) =>
             call(prop, async () => {
               const res = (await fn.call(target, pool, opts)) as ClaimResult;
-              host.claimed(seenOf(proc, prop, opts, res.claimed));
+              host.claimed(seenOf(proc, prop, res.now, res.claimed));
               return res;
             });
         case "complete":
           return (...args: unknown[]) =>
             call(prop, async () => {
               const res = (await fn.apply(target, args)) as CompleteResult;
-              if (res.claim) host.claimed(seenOf(proc, prop, args[3] as ClaimOptions, res.claim.claimed));
+              if (res.claim) host.claimed(seenOf(proc, prop, res.claim.now, res.claim.claimed));
               return res;
             });
         case "insertAndClaim":
           return (row: unknown, opts: ClaimOptions) =>
             call(prop, async () => {
               const res = (await fn.call(target, row, opts)) as WorkRow | null;
-              host.claimed(seenOf(proc, prop, opts, res ? [res] : []));
+              host.claimed(seenOf(proc, prop, res?.startedAt ?? opts.clock(), res ? [res] : []));
               return res;
             });
         default:
@@ -155,8 +155,8 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
   });
 }
 
-function seenOf(proc: ProcHandle, method: string, opts: ClaimOptions, claimed: readonly WorkRow[]): ClaimSeen {
-  return { proc: proc.label, method, now: opts.now, claimed: claimed.map((r) => r.id), keys: claimed.map((r) => r.key), atCommit: true };
+function seenOf(proc: ProcHandle, method: string, now: number, claimed: readonly WorkRow[]): ClaimSeen {
+  return { proc: proc.label, method, now, claimed: claimed.map((r) => r.id), keys: claimed.map((r) => r.key), atCommit: true };
 }
 
 /**
@@ -175,9 +175,8 @@ function dyingOps<Tx>(ops: TxOps<Tx>, proc: ProcHandle, host: OpHost, crashAt: n
         if (proc.dead) return Promise.reject(new SimCrash());
         for (const c of seen) c.atCommit = false;
         if (prop !== "claim") return fn.apply(target, args);
-        const opts = args[1] as ClaimOptions;
         return (fn.apply(target, args) as Promise<ClaimResult>).then((res) => {
-          seen.push(seenOf(proc, "transaction claim", opts, res.claimed));
+          seen.push(seenOf(proc, "transaction claim", res.now, res.claimed));
           return res;
         });
       };

@@ -177,7 +177,7 @@ export const VARIANTS: readonly Variant[] = [
           const urgent = rows.reduce((a, b) => (b.priority < a.priority ? b : a));
           const back = rows.some((r) => r.priority > urgent.priority) ? urgent : rows.length > opts.limit ? rows.at(-1)! : null;
           if (!back) return res;
-          await real.transaction((ops) => ops.release([{ id: back.id, attempt: back.attempt }], opts.now));
+          await real.transaction((ops) => ops.release([{ id: back.id, attempt: back.attempt }], res.now));
           return { ...res, claimed: rows.filter((r) => r !== back), running: res.running - 1 };
         },
       })),

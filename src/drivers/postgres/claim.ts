@@ -6,6 +6,7 @@
 import type { ClaimOptions, ClaimResult, WorkRow } from "../../driver/driver.js";
 import { run, type Queryable } from "./connection.js";
 import { toClaimResult, type PgClaimRow } from "./rows.js";
+import { SendTime } from "./send-time.js";
 import type { Statements } from "./statements.js";
 
 /**
@@ -70,19 +71,21 @@ function isAfter(row: WorkRow, key: { priority: number; runAt: number; id: strin
 
 /** Claims due work of `pool` on `db` (the pool, or a client inside BEGIN). */
 export async function claimOn(db: Queryable, stmts: Statements, keys: ClaimKeys, pool: string, opts: ClaimOptions): Promise<ClaimResult> {
-  const [afterPriority, afterRunAt, afterId] = keys.next(pool, opts.now);
+  const [afterPriority, afterRunAt, afterId] = keys.next(pool, opts.clock());
+  const time = new SendTime(opts);
   const { rows } = await run<PgClaimRow>(db, stmts.claim, [
     pool,
     opts.workerId,
-    opts.now,
-    opts.leaseUntil,
+    time.now,
+    time.leaseUntil,
     opts.limit,
     afterPriority,
     afterRunAt,
     afterId,
   ]);
-  const result = rows[0] ? toClaimResult(rows[0], pool, opts) : null;
+  const at = time.read();
+  const result = rows[0] ? toClaimResult(rows[0], pool, at) : null;
   if (!result) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
-  keys.record(pool, result.claimed, opts.now);
+  keys.record(pool, result.claimed, at.now);
   return result;
 }

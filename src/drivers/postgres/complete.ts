@@ -8,6 +8,7 @@ import type { ClaimOptions, CompleteResult, CompletionWrite } from "../../driver
 import { FROM_HEAD, type ClaimKeys } from "./claim.js";
 import { run, type Queryable } from "./connection.js";
 import { toClaimResult, type PgClaimRow } from "./rows.js";
+import { SendTime } from "./send-time.js";
 import type { Statements } from "./statements.js";
 
 /** The result a canceled attempt finishes with (a requested cancel wins over any outcome). */
@@ -27,23 +28,26 @@ export async function completeOn(
   now: number,
   claim: ClaimOptions | null,
 ): Promise<CompleteResult> {
-  const [afterPriority, afterRunAt, afterId] = claim ? keys.next(pool, claim.now) : FROM_HEAD;
+  const [afterPriority, afterRunAt, afterId] = claim ? keys.next(pool, claim.clock()) : FROM_HEAD;
+  // One time for the writes and the claim in the function: with a claim, the time it is sent.
+  const time = claim ? new SendTime(claim) : null;
   const { rows } = await run<PgCompleteRow>(db, stmts.complete, [
     pool,
     outcomesJson(writes),
     CANCELED_RESULT,
-    now,
+    time?.now ?? now,
     channel,
     claim?.workerId ?? "",
-    claim?.leaseUntil ?? 0,
+    time?.leaseUntil ?? 0,
     claim?.limit ?? 0,
     afterPriority,
     afterRunAt,
     afterId,
   ]);
   const row = rows[0]!;
-  const claimed = claim ? toClaimResult(row, pool, claim) : null;
-  if (claim && claimed) keys.record(pool, claimed.claimed, claim.now);
+  const at = time?.read();
+  const claimed = at ? toClaimResult(row, pool, at) : null;
+  if (at && claimed) keys.record(pool, claimed.claimed, at.now);
   return { stale: row.stale, canceled: row.canceled, claim: claimed };
 }
 

@@ -30,6 +30,7 @@ import {
   type CompletionWrite,
   type Driver,
   type HeartbeatResult,
+  type LeaseRenewal,
   type NewWork,
   type PoolConfig,
   type PoolCounts,
@@ -188,9 +189,9 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     return completeOn(this.db, this.stmts, this.claimKeys, this.channel, pool, writes, now, claim);
   }
 
-  async heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult> {
+  async heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], lease: LeaseRenewal): Promise<HeartbeatResult> {
     if (!refs.length) return { cancelRequested: [], lost: [] };
-    return heartbeatOn(this.db, this.stmts, pool, workerId, refs, leaseUntil);
+    return heartbeatOn(this.db, this.stmts, pool, workerId, refs, lease);
   }
 
   async readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {

@@ -2,7 +2,8 @@
  * heartbeat(): a worker's leases extended in one statement, fenced by attempt; the
  * attempts it no longer holds and those whose work was canceled come back with it.
  */
-import type { AttemptRef, HeartbeatResult } from "../../driver/driver.js";
+import type { AttemptRef, HeartbeatResult, LeaseRenewal } from "../../driver/driver.js";
+import { late } from "./send-time.js";
 import { run, type Queryable } from "./connection.js";
 import type { Statements } from "./statements.js";
 
@@ -13,7 +14,7 @@ export async function heartbeatOn(
   pool: string,
   workerId: string,
   refs: readonly AttemptRef[],
-  leaseUntil: number,
+  lease: LeaseRenewal,
 ): Promise<HeartbeatResult> {
   const result: HeartbeatResult = { cancelRequested: [], lost: [] };
   const { rows } = await run<{ id: string; cancel_requested: boolean }>(db, stmts.heartbeat, [
@@ -21,13 +22,14 @@ export async function heartbeatOn(
     refs.map((r) => r.id),
     refs.map((r) => r.attempt),
     workerId,
-    leaseUntil,
+    // Read when the statement is sent: a wait for a connection does not shorten the leases.
+    late(() => lease.clock() + lease.leaseMs),
   ]);
   const held = new Map(rows.map((r) => [r.id, r.cancel_requested]));
   for (const ref of refs) {
     const cancel = held.get(ref.id);
-    if (cancel === undefined) result.lost.push(ref.id);
-    else if (cancel) result.cancelRequested.push(ref.id);
+    if (cancel === undefined) result.lost.push(ref);
+    else if (cancel) result.cancelRequested.push(ref);
   }
   return result;
 }

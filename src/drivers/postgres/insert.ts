@@ -7,6 +7,7 @@
  */
 import type { PoolClient } from "pg";
 import type { ClaimOptions, NewWork, WorkRow } from "../../driver/driver.js";
+import { SendTime } from "./send-time.js";
 import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import { run } from "./connection.js";
 import type { PgStoreLifecycle } from "./lifecycle.js";
@@ -96,8 +97,9 @@ export class PgWorkInserter {
       return null;
     }
     // The columns but the unique key, which rows taking this path do not have.
-    const params = [...insertParams([row]).params.slice(0, 15), this.channel, claim.workerId, claim.now, claim.leaseUntil];
+    const time = new SendTime(claim);
+    const params = [...insertParams([row]).params.slice(0, 15), this.channel, claim.workerId, time.now, time.leaseUntil];
     const { rows } = await run<{ claimed: boolean }>(this.lifecycle.db, this.stmts.enqueueClaim, params);
-    return rows[0]?.claimed ? claimedRow(row, 1, false, claim) : null;
+    return rows[0]?.claimed ? claimedRow(row, 1, false, time.read()) : null;
   }
 }

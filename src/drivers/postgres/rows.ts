@@ -3,16 +3,7 @@
  * as a string (it may not fit a JS number); every BIGINT here is an epoch-ms time or a
  * counter well below 2^53, so Number() is exact.
  */
-import type {
-  ClaimOptions,
-  ClaimResult,
-  NewWork,
-  OnCompleteState,
-  PoolConfig,
-  PoolStats,
-  WorkFields,
-  WorkRow,
-} from "../../driver/driver.js";
+import type { ClaimAt, ClaimResult, NewWork, OnCompleteState, PoolConfig, PoolStats, WorkFields, WorkRow } from "../../driver/driver.js";
 import type { LogLevel } from "../../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
 import { byClaimOrder, newWorkValues } from "../../driver/work-values.js";
@@ -149,7 +140,7 @@ export interface PgClaimRow {
  * with no result and no onComplete delivery yet. The claim functions send only the
  * columns they do not know this way.
  */
-export function claimedRow(work: WorkFields, attempt: number, cancelRequested: boolean, opts: ClaimOptions): WorkRow {
+export function claimedRow(work: WorkFields, attempt: number, cancelRequested: boolean, opts: ClaimAt): WorkRow {
   // Every field written out, not `...work`: a spread followed by more keys made V8 build
   // these objects through a slow path, and the drain at concurrency 100 ran at half speed.
   return {
@@ -184,7 +175,7 @@ export function claimedRow(work: WorkFields, attempt: number, cancelRequested: b
 }
 
 /** A row as claim() sends it, as a WorkRow. */
-function fromClaimedTuple(r: PgClaimedRow, pool: string, opts: ClaimOptions): WorkRow {
+function fromClaimedTuple(r: PgClaimedRow, pool: string, opts: ClaimAt): WorkRow {
   const [
     id,
     kind,
@@ -225,10 +216,11 @@ function fromClaimedTuple(r: PgClaimedRow, pool: string, opts: ClaimOptions): Wo
 }
 
 /** Converts a claim() row for a claim of `pool` with `opts`; null when the pool has no stored config. */
-export function toClaimResult(r: PgClaimRow, pool: string, opts: ClaimOptions): ClaimResult | null {
+export function toClaimResult(r: PgClaimRow, pool: string, opts: ClaimAt): ClaimResult | null {
   if (r.max_parallelism === null || r.log_level === null) return null;
   const claimed = (r.claimed ?? []).map((c) => fromClaimedTuple(c, pool, opts)).sort(byClaimOrder);
   return {
+    now: opts.now,
     claimed,
     config: { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel, keyParallelism: r.key_parallelism },
     running: (r.running_count ?? 0) + claimed.length,

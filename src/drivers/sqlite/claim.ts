@@ -18,7 +18,7 @@
  * rate limit rows are picked one by one and a key at its rate limit is passed over (not
  * parked: its window opens with time, not with a freed slot).
  */
-import type { ClaimOptions, ClaimResult, PoolConfig, WorkRow } from "../../driver/driver.js";
+import { claimAt, type ClaimAt, type ClaimOptions, type ClaimResult, type PoolConfig, type WorkRow } from "../../driver/driver.js";
 import { toClaimedRow, toPoolConfig, type SqliteClaimedRow, type SqlitePoolRow } from "./rows.js";
 import type { Statements } from "./statements.js";
 import { RateWindow } from "./rate-limit.js";
@@ -29,7 +29,9 @@ import { byClaimOrder } from "../../driver/work-values.js";
  * IMMEDIATE, or an open transaction): reads the pool's limits, counts running work of
  * every process and takes at most the free slots.
  */
-export function claimRows(stmts: Statements, pool: string, opts: ClaimOptions): ClaimResult {
+export function claimRows(stmts: Statements, pool: string, options: ClaimOptions): ClaimResult {
+  // The write lock is held: the claim's time is read now, not before waiting for it.
+  const opts = claimAt(options);
   const poolRow = stmts.readPool.get(pool) as SqlitePoolRow | undefined;
   if (!poolRow) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
   const config = toPoolConfig(poolRow);
@@ -52,7 +54,7 @@ export function claimRows(stmts: Statements, pool: string, opts: ClaimOptions): 
     rate.record(claimed.map((r) => r.key));
     next = rate.nextWake(next, claimed.length < free, () => nextRunAt(stmts, pool));
   }
-  return { claimed, config, running: running + claimed.length, nextRunAt: next };
+  return { now: opts.now, claimed, config, running: running + claimed.length, nextRunAt: next };
 }
 
 /** The priorities of the pool's unparked pending work, lowest first: one index probe each. */
@@ -65,7 +67,7 @@ function* priorities(stmts: Statements, pool: string): Generator<number> {
 }
 
 /** Without a per-key limit: one statement per priority, each taking what is left of `free`. */
-function claimPlain(stmts: Statements, pool: string, opts: ClaimOptions, free: number): WorkRow[] {
+function claimPlain(stmts: Statements, pool: string, opts: ClaimAt, free: number): WorkRow[] {
   const claimed: WorkRow[] = [];
   for (const priority of priorities(stmts, pool)) {
     const params = { pool, priority, worker: opts.workerId, now: opts.now, lease_until: opts.leaseUntil, limit: free - claimed.length };
@@ -98,7 +100,7 @@ function unparkFreed(stmts: Statements, pool: string, config: PoolConfig, perKey
 function claimKeyed(
   stmts: Statements,
   pool: string,
-  opts: ClaimOptions,
+  opts: ClaimAt,
   free: number,
   config: PoolConfig,
   perKey: Map<string, number>,

@@ -25,6 +25,7 @@ import {
   type CompletionWrite,
   type Driver,
   type HeartbeatResult,
+  type LeaseRenewal,
   type NewWork,
   type PoolConfig,
   type PoolCounts,
@@ -135,8 +136,9 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     return this.access.write(() => completeRows(this.stmts, pool, writes, now, claim));
   }
 
-  heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], leaseUntil: number): Promise<HeartbeatResult> {
+  heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], lease: LeaseRenewal): Promise<HeartbeatResult> {
     return this.access.write(() => {
+      const leaseUntil = lease.clock() + lease.leaseMs;
       const rows = this.stmts.heartbeatRead.all(pool, JSON.stringify(refs.map((r) => r.id))) as Pick<
         SqliteWorkRow,
         "id" | "state" | "attempt" | "worker_id" | "cancel_requested"
@@ -146,11 +148,11 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
       for (const ref of refs) {
         const row = byId.get(ref.id);
         if (!row || row.state !== "running" || row.attempt !== ref.attempt || row.worker_id !== workerId) {
-          result.lost.push(ref.id);
+          result.lost.push(ref);
           continue;
         }
         this.stmts.extendLease.run(leaseUntil, ref.id, ref.attempt);
-        if (row.cancel_requested) result.cancelRequested.push(ref.id);
+        if (row.cancel_requested) result.cancelRequested.push(ref);
       }
       return result;
     });

@@ -1,7 +1,7 @@
 /**
  * Mapping between SQLite rows (snake_case, integers for booleans) and the driver's WorkRow.
  */
-import type { ClaimOptions, WorkRow, NewWork, OnCompleteState, PoolConfig } from "../../driver/driver.js";
+import type { ClaimAt, WorkRow, NewWork, OnCompleteState, PoolConfig } from "../../driver/driver.js";
 import type { LogLevel } from "../../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
 import { newWorkValues } from "../../driver/work-values.js";
@@ -88,7 +88,7 @@ function parseRetry(text: string | null): RetryBehavior | null {
  * A claimed row of `pool`: running for `opts.workerId` since `opts.now`, never finished
  * (so no result and no onComplete bookkeeping yet).
  */
-export function toClaimedRow(r: SqliteClaimedRow, pool: string, opts: ClaimOptions): WorkRow {
+export function toClaimedRow(r: SqliteClaimedRow, pool: string, opts: ClaimAt): WorkRow {
   return {
     id: r.id,
     pool,

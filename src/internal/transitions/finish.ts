@@ -28,7 +28,6 @@ export interface FinishedBatch {
   /** The claim made in the batch's transaction, and the options it was made with (null: none). */
   claim: ClaimResult | null;
   options: ClaimOptions | null;
-  now: number;
 }
 
 /**
@@ -39,7 +38,7 @@ export interface FinishedBatch {
 export function finishActions<Tx>(
   rt: PoolRuntime<Tx>,
   batch: readonly FinishEntry[],
-  claimOptions: (now: number) => ClaimOptions | null,
+  claimOptions: () => ClaimOptions | null,
 ): Promise<FinishedBatch> {
   const oneCall = rt.driver.complete !== undefined && batch.every((p) => p.row.onComplete === null && p.level === 0);
   return oneCall ? finishInOneCall(rt, batch, claimOptions) : finishInTransaction(rt, batch, claimOptions);
@@ -53,7 +52,7 @@ export function finishActions<Tx>(
 async function finishInOneCall<Tx>(
   rt: PoolRuntime<Tx>,
   batch: readonly FinishEntry[],
-  claimOptions: (now: number) => ClaimOptions | null,
+  claimOptions: () => ClaimOptions | null,
 ): Promise<FinishedBatch> {
   const now = rt.options.clock.now();
   const transitions = batch.map((p) => decide(rt, p.row, p.outcome, now));
@@ -65,7 +64,7 @@ async function finishInOneCall<Tx>(
     runAt: t.runAt ?? null,
     attemptEntry: attemptEntry(t, now),
   }));
-  const options = claimOptions(now);
+  const options = claimOptions();
   const res = await rt.driver.complete!(rt.pool, writes, now, options);
   const stale = new Set(res.stale);
   const canceled = new Set(res.canceled);
@@ -78,14 +77,14 @@ async function finishInOneCall<Tx>(
     else if (canceled.has(t.row.id)) events.push(completedEvent(rt, t.row, "canceled", now));
     else events.push(completedEvent(rt, t.row, t.status, now, t.error));
   }
-  return { events, claim: res.claim, options, now };
+  return { events, claim: res.claim, options };
 }
 
 /** A transaction of steps, for batches with onComplete handlers to run inside it. */
 function finishInTransaction<Tx>(
   rt: PoolRuntime<Tx>,
   batch: readonly FinishEntry[],
-  claimOptions: (now: number) => ClaimOptions | null,
+  claimOptions: () => ClaimOptions | null,
 ): Promise<FinishedBatch> {
   return rt.driver.transaction(async (ops) => {
     const now = rt.options.clock.now();
@@ -103,9 +102,9 @@ function finishInTransaction<Tx>(
       transitions.push(p.level ? fallbackTransition(t, p.level, refusalReason(row.attempt, p.lastError)) : t);
     }
     const events = await applyTransitions(rt, ops, transitions, now);
-    const options = ops.claim ? claimOptions(now) : null;
+    const options = ops.claim ? claimOptions() : null;
     const claim = options ? await ops.claim!(rt.pool, options) : null;
-    return { events, claim, options, now };
+    return { events, claim, options };
   });
 }
 
