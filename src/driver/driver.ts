@@ -15,6 +15,7 @@
  */
 import type { AdminOps, CancelableFilter } from "./admin-ops.js";
 import type { ScheduleOps } from "./schedule-ops.js";
+import type { RunningWorkers } from "./running-workers.js";
 import type { TransactionExecutor } from "./tx-executor.js";
 import type { NewWork, PoolConfig, PoolCounts, PoolStats, WorkRow } from "./work-rows.js";
 import type {
@@ -103,8 +104,13 @@ export interface Driver<Tx> extends AdminOps, ScheduleOps {
   isTransientError(e: unknown): boolean;
   /** Creates or upgrades the schema; safe to call concurrently and repeatedly. */
   migrate(): Promise<void>;
-  /** Releases connections the driver opened itself (not ones the caller passed in). */
+  /**
+   * Stops the workers still running on the store (see {@link RunningWorkers}), then releases
+   * connections the driver opened itself (not ones the caller passed in).
+   */
   close(): Promise<void>;
+  /** The workers started on this store; close() stops them first. */
+  readonly workers: RunningWorkers;
   /**
    * Returns the pool's stored config, first inserting `seed` if the pool has none and
    * then applying `overrides` (fields the application set explicitly; a keyParallelism
@@ -211,7 +217,11 @@ export interface Store<Tx> {
   readonly dialect: string;
   /** Creates or upgrades the schema. Runs automatically on first use. */
   migrate(): Promise<void>;
-  /** Closes connections the store opened itself. Stop pools using it first. */
+  /**
+   * Closes connections the store opened itself. A pool still running on the store is
+   * stopped first as `stop({ timeoutMs: 0 })` does (its running attempts are handed back),
+   * and a stop() in flight is waited for.
+   */
   close(): Promise<void>;
   /** @internal The driver behind this store. */
   readonly [DRIVER]: Driver<Tx>;

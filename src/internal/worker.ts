@@ -16,6 +16,7 @@ import { stopWorker } from "./stop.js";
 import { claimWork } from "./transitions/claim.js";
 import { insertAndClaim } from "./transitions/enqueue.js";
 import { releaseAttempts } from "./transitions/release.js";
+import type { StoreWorker } from "../driver/running-workers.js";
 
 /** Most rows one claim statement takes. */
 const CLAIM_BATCH = 256;
@@ -35,7 +36,7 @@ export interface RunOnceResult {
 }
 
 /** Claims and runs work for one pool instance. */
-export class Worker<Tx> {
+export class Worker<Tx> implements StoreWorker {
   /** @internal The parts stop() takes down, in order (see stop.ts). */
   readonly completer: Completer<Tx>;
   /** @internal */
@@ -46,6 +47,8 @@ export class Worker<Tx> {
   readonly scheduler: Scheduler<Tx>;
   private started = false;
   private stopping = false;
+  /** The stop() in flight: a second stop() (or the store's close()) waits for it. */
+  private stopped: Promise<void> | null = null;
   private wakeRequested = false;
   private pumping: Promise<void> | null = null;
   private pollTimer: TimerHandle | null = null;
@@ -88,6 +91,7 @@ export class Worker<Tx> {
     this.completer.reopen();
     // A worker process whose only job is `await pool.start()` must not exit on its own.
     this.keepAlive = setInterval(() => undefined, 1 << 30);
+    this.rt.driver.workers.add(this);
     this.unsubscribe = this.rt.driver.subscribe(this.rt.pool, () => this.wake());
     this.maintenance.start();
     this.scheduler.start();
@@ -98,8 +102,20 @@ export class Worker<Tx> {
    * Stops claiming, waits up to `timeoutMs` for running attempts, then aborts the rest and
    * hands them back to the pool unstarted (no failed attempt is counted).
    */
-  async stop(timeoutMs: number): Promise<void> {
-    if (!this.started) return;
+  stop(timeoutMs: number): Promise<void> {
+    if (!this.started) return Promise.resolve();
+    this.stopped ??= this.takeDown(timeoutMs).finally(() => {
+      this.stopped = null;
+    });
+    return this.stopped;
+  }
+
+  /** The store is closing: stop at once, handing running attempts back (or wait for the stop in flight). */
+  stopForClose(): Promise<void> {
+    return this.stop(0);
+  }
+
+  private async takeDown(timeoutMs: number): Promise<void> {
     this.stopping = true;
     this.currentClaims = new WeakSet();
     this.unsubscribe?.();
@@ -110,6 +126,7 @@ export class Worker<Tx> {
     if (this.keepAlive) clearInterval(this.keepAlive);
     this.keepAlive = null;
     this.started = false;
+    this.rt.driver.workers.delete(this);
   }
 
   /** @internal Settles when the store calls made before stop() (and their hand-backs) have. */

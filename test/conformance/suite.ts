@@ -33,6 +33,7 @@ import { defineScheduleTests } from "./schedules.js";
 import { defineWorkOptionTests } from "./work-options.js";
 import { defineTelemetryTests } from "./telemetry.js";
 import { defineAttemptFencingTests } from "./attempt-fencing.js";
+import { defineCloseTests } from "./close.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -66,5 +67,6 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkOptionTests(harness);
     defineTelemetryTests(harness);
     defineAttemptFencingTests(harness);
+    defineCloseTests(harness);
   });
 }

@@ -59,6 +59,7 @@ import { PgSchedules } from "./schedules.js";
 import { PgStoreLifecycle } from "./lifecycle.js";
 import { PgTransactions } from "./transactions.js";
 import { PgWorkInserter } from "./insert.js";
+import { RunningWorkers } from "../../driver/running-workers.js";
 import type { RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
 
 /** What the driver needs to run. */
@@ -91,6 +92,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   readonly pollIntervalMs: number;
   /** Two completion batches in flight: see Driver.completionLanes. */
   readonly completionLanes = 2;
+  readonly workers = new RunningWorkers();
   /** The LISTEN side of the store (exposed for diagnostics and tests). */
   readonly listener: Listener;
   /** The NOTIFY side: coalesces the wake-ups of back-to-back enqueues. */
@@ -127,7 +129,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
       },
       (pool) => this.listener.wakeLocal(pool),
     );
-    this.lifecycle = new PgStoreLifecycle({ ...config, pinned, listener: this.listener, notifier: this.notifier });
+    this.lifecycle = new PgStoreLifecycle({ ...config, pinned, listener: this.listener, notifier: this.notifier, workers: this.workers });
     this.transactions = new PgTransactions(this.stmts, this.channel, this.claimKeys);
     this.inserter = new PgWorkInserter(this.stmts, this.channel, this.notifier, txChecker, this.lifecycle, this.transactions);
   }

@@ -10,6 +10,7 @@ import type { Listener } from "./listener.js";
 import { migratePostgres } from "./migrate.js";
 import type { Notifier } from "./notifier.js";
 import type { PinnedConnection } from "./pinned.js";
+import type { RunningWorkers } from "../../driver/running-workers.js";
 
 /** The connections and parts of a store that its close ends. */
 export interface PgStoreResources {
@@ -27,23 +28,27 @@ export interface PgStoreResources {
   schema: string;
   /** The connect timeout the store set on its connections, ms; null when the given pool has its own. */
   connectTimeoutMs: number | null;
+  /** The workers started on the store: close() stops them while the store still works. */
+  workers: RunningWorkers;
 }
 
 /** Migrates and closes a PostgreSQL store once each, and hands out its connections while it is open. */
 export class PgStoreLifecycle {
   private migrated: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
+  /** Set once the workers stopped and the connections are being closed. */
+  private shut = false;
 
   constructor(private readonly res: PgStoreResources) {}
 
-  /** Whether close() has been called. */
+  /** Whether the store is closed (or its connections are closing). */
   get closed(): boolean {
-    return this.closing !== null;
+    return this.shut;
   }
 
   /** Creates or upgrades the schema. Runs once per store; a failed run is retried on the next call. */
   migrate(): Promise<void> {
-    if (this.closing) return Promise.reject(closedError());
+    if (this.shut) return Promise.reject(closedError());
     this.migrated ??= migratePostgres(this.res.pool, this.res.schema).catch((e: unknown) => {
       this.migrated = null;
       throw isTransientPgError(e) ? connectError(e, this.res.connectTimeoutMs) : e;
@@ -51,9 +56,11 @@ export class PgStoreLifecycle {
     return this.migrated;
   }
 
-  /** Closes the LISTEN connection and, if the store created it, the pool. Idempotent. */
+  /** Stops the store's workers, then closes the LISTEN connection and, if the store created it, the pool. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await this.res.workers.stopAll();
+      this.shut = true;
       await this.res.notifier.close();
       this.res.pinned.close();
       await this.res.listener.close();
@@ -64,7 +71,7 @@ export class PgStoreLifecycle {
 
   /** Throws the closed-store error once close() has been called. */
   checkOpen(): void {
-    if (this.closing) throw closedError();
+    if (this.shut) throw closedError();
   }
 
   /** Where autocommit statements run, once the store is known to be open: the held client or the pool. */

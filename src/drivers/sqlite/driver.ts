@@ -47,6 +47,7 @@ import { SqliteSchedules } from "./schedules.js";
 import { SqliteConnectionAccess } from "./connection-access.js";
 import { SqliteWorkInserter } from "./insert.js";
 import { PoolWakeups } from "./wakeups.js";
+import { RunningWorkers } from "../../driver/running-workers.js";
 import type { RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
 
 /** The SQLite implementation of the driver interface; also the Store users hold. */
@@ -54,6 +55,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   readonly dialect = "sqlite";
   readonly synchronousTx = true;
   readonly [DRIVER]: Driver<Database> = this;
+  readonly workers = new RunningWorkers();
   private readonly stmts: Statements;
   private closed = false;
   private readonly admin: SqliteAdminStatements;
@@ -94,6 +96,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   }
 
   async close(): Promise<void> {
+    await this.workers.stopAll();
     await this.access.locked(() => {
       if (this.closed) return;
       this.closed = true;
