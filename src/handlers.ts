@@ -16,6 +16,10 @@ export interface ActionCtx {
   signal: AbortSignal;
   /** The work's name: enqueue's `name` option, else the handler's name. */
   name: string;
+  /** The schedule tick (epoch ms) this work was enqueued for; null for work no schedule enqueued. */
+  scheduledAt: number | null;
+  /** The id of the schedule that enqueued this work; null for work no schedule enqueued. */
+  scheduleId: string | null;
 }
 
 /** What a mutation receives besides its args. */
@@ -23,6 +27,10 @@ export interface MutationCtx<Tx> {
   workId: WorkId;
   attempt: number;
   name: string;
+  /** The schedule tick (epoch ms) this work was enqueued for; null for work no schedule enqueued. */
+  scheduledAt: number | null;
+  /** The id of the schedule that enqueued this work; null for work no schedule enqueued. */
+  scheduleId: string | null;
   /** The open transaction: write with it, and your writes commit with the work's state change. */
   tx: Tx;
 }

@@ -2,6 +2,7 @@
  * Cron schedules: checking a schedule's input and working out its ticks. Parsing and time
  * zones are croner's; this file only decides which tick a due schedule enqueues.
  */
+import { withTick } from "./work-meta.js";
 import { Cron } from "croner";
 import type { NewWork, WorkFields } from "../driver/driver.js";
 import type { CatchUp, ScheduleAdvance, ScheduleRow } from "../driver/schedule-ops.js";
@@ -128,7 +129,8 @@ export function planStep(pool: string, s: ScheduleRow, now: number): ScheduleAdv
     context: o.context,
     priority: o.priority,
     key: o.key,
-    meta: o.meta ?? null,
+    // The handler reads the tick as ctx.scheduledAt, even once a retry moved runAt.
+    meta: withTick(o.meta ?? null, s.id, latest),
     uniqueKey: null,
     onConflict: "keep",
   };

@@ -4,6 +4,7 @@
  * transaction that also records their result, so their writes and the state change
  * commit together, exactly once.
  */
+import { scheduleTick } from "./work-meta.js";
 import type { WorkRow } from "../driver/driver.js";
 import type { JsonValue, WorkId } from "../types.js";
 import type { CompletedEvent } from "../events.js";
@@ -62,10 +63,13 @@ export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: At
       : clock.setTimeout(() => abort.abort(new AttemptAbortedError("timeout", `timed out after ${timeoutMs} ms`)), timeoutMs);
   try {
     if (abort.aborted) return fromAbort(abort);
+    const { scheduledAt, scheduleId } = scheduleTick(row);
     const ctx = {
       workId: row.id as WorkId,
       attempt: row.attempt,
       name: row.name ?? row.fnName,
+      scheduledAt,
+      scheduleId,
       get signal(): AbortSignal {
         return abort.signal;
       },
@@ -166,7 +170,7 @@ function runMutationTransaction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): Promise<
     const handler = rt.handlers.get(row.fnName);
     if (!handler || handler.kind !== "mutation") return missingHandler(rt, row);
     try {
-      const ctx = { workId: row.id as WorkId, attempt: row.attempt, name: row.name ?? row.fnName, tx: ops.tx };
+      const ctx = { workId: row.id as WorkId, attempt: row.attempt, name: row.name ?? row.fnName, ...scheduleTick(row), tx: ops.tx };
       const value = await ops.savepoint(async () => checkReturnValue(await handler.fn(ctx, JSON.parse(row.args))));
       return { kind: "success", returnValue: value };
     } catch (e) {

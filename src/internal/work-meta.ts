@@ -16,6 +16,8 @@ export interface WorkMeta {
   logLevel?: LogLevel;
   /** The enqueuing span's propagation fields (such as `traceparent`), written by the telemetry. */
   trace?: Record<string, string>;
+  /** The schedule tick the work was enqueued for (a cron schedule's work only). */
+  tick?: { schedule: string; at: number };
 }
 
 const NONE: WorkMeta = Object.freeze({});
@@ -29,6 +31,7 @@ export function encodeMeta(meta: WorkMeta): string | null {
   if (meta.onCompleteExcludeKinds?.length) out.onCompleteExcludeKinds = meta.onCompleteExcludeKinds;
   if (meta.logLevel !== undefined) out.logLevel = meta.logLevel;
   if (meta.trace !== undefined && Object.keys(meta.trace).length > 0) out.trace = meta.trace;
+  if (meta.tick !== undefined) out.tick = meta.tick;
   return Object.keys(out).length ? JSON.stringify(out) : null;
 }
 
@@ -52,6 +55,10 @@ export function readMeta(row: Pick<WorkFields, "meta">): WorkMeta {
     if (Array.isArray(r.onCompleteExcludeKinds)) meta.onCompleteExcludeKinds = r.onCompleteExcludeKinds.filter(isResultKind);
     if (typeof r.logLevel === "string" && (LOG_LEVELS as readonly string[]).includes(r.logLevel)) meta.logLevel = r.logLevel as LogLevel;
     if (typeof r.trace === "object" && r.trace !== null && !Array.isArray(r.trace)) meta.trace = stringFields(r.trace);
+    const tick = r.tick as { schedule?: unknown; at?: unknown } | null | undefined;
+    if (typeof tick === "object" && tick !== null && typeof tick.schedule === "string" && Number.isSafeInteger(tick.at)) {
+      meta.tick = { schedule: tick.schedule, at: tick.at as number };
+    }
   }
   Object.freeze(meta);
   last = { text, meta };
@@ -77,6 +84,19 @@ function stringFields(o: object): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(o)) if (typeof v === "string") out[k] = v;
   return out;
+}
+
+/** The schedule tick a row was enqueued for: `scheduledAt` and `scheduleId` of its handler's context. */
+export function scheduleTick(row: Pick<WorkFields, "meta">): { scheduledAt: number | null; scheduleId: string | null } {
+  const tick = row.meta === null ? undefined : readMeta(row).tick;
+  return tick ? { scheduledAt: tick.at, scheduleId: tick.schedule } : NO_TICK;
+}
+
+const NO_TICK = Object.freeze({ scheduledAt: null, scheduleId: null });
+
+/** `meta` with the schedule tick it was enqueued for. */
+export function withTick(meta: string | null, schedule: string, at: number): string | null {
+  return encodeMeta({ ...readMeta({ meta }), tick: { schedule, at } });
 }
 
 /** `meta` with the enqueue's trace carrier added (or replaced). */

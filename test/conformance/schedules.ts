@@ -62,6 +62,34 @@ export function defineScheduleTests<Tx>(harness: StoreHarness<Tx>): void {
       }
     });
 
+    test("a tick's work knows its tick (ctx.scheduledAt, ctx.scheduleId), also on a retry that moved its runAt", async () => {
+      const t = await ctx();
+      const pool = t.pool({ name: "ticks" });
+      const seen: { attempt: number; scheduledAt: number | null; scheduleId: string | null }[] = [];
+      const job = pool.defineAction("job", (c) => {
+        seen.push({ attempt: c.attempt, scheduledAt: c.scheduledAt, scheduleId: c.scheduleId });
+        if (c.attempt === 1) throw new Error("transient");
+      });
+      const write = pool.defineMutation(
+        "write",
+        (c) => void seen.push({ attempt: c.attempt, scheduledAt: c.scheduledAt, scheduleId: c.scheduleId }),
+      );
+      await pool.schedule("nightly", { cron: "0 3 * * *" }, job, {}, { retry: { maxAttempts: 2, initialBackoffMs: 60_000, base: 2 } });
+      const tick = Date.UTC(2030, 0, 1, 3);
+      t.clock.set(tick + 10);
+      await pool.runOnce();
+      t.clock.advance(60_000);
+      await pool.runOnce();
+      expect(seen).toEqual([
+        { attempt: 1, scheduledAt: tick, scheduleId: "nightly" },
+        { attempt: 2, scheduledAt: tick, scheduleId: "nightly" },
+      ]);
+      // Work no schedule enqueued has no tick.
+      await pool.enqueueMutation(write, {});
+      await pool.runOnce();
+      expect(seen[2]).toEqual({ attempt: 1, scheduledAt: null, scheduleId: null });
+    });
+
     test("three workers that read a due schedule at the same moment enqueue its tick once", async () => {
       const t = await ctx();
       const opened: Store<Tx>[] = [harness.openAnotherStore(t.h), harness.openAnotherStore(t.h)];
