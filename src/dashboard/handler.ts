@@ -128,7 +128,7 @@ export function dashboardHandler(options: DashboardOptions): DashboardHandler {
         if (req.method === "GET" && name === "session") answer = { status: 200, body: { csrf, readOnly: o.readOnly } };
         else if (req.method === "GET") answer = await (readEndpoint(admin, sampler, name, url.searchParams) ?? null);
         else if (req.method === "POST" && name.startsWith("action/")) {
-          answer = refusePost(o, csrf, req) ?? (await (actionEndpoint(admin, name.slice(7), await readBody(req)) ?? null));
+          answer = refusePost(o, csrf, req) ?? (await (actionEndpoint(admin, name.slice(7), await readBody(req), logInternal) ?? null));
         } else answer = { status: 405, body: { error: "GET for reads, POST to api/action/… for changes" } };
       } catch (e) {
         answer = errorAnswer(e, logInternal);
