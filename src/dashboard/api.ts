@@ -29,9 +29,8 @@ export function readEndpoint(admin: WorkpoolAdmin, sampler: Sampler, name: strin
     case "schedules":
       return admin.schedules(text(query, "pool")).then((schedules) => ok({ schedules }));
     case "series": {
-      sampler.watch();
       const pool = text(query, "pool") ?? null;
-      return Promise.resolve(ok(sampler.series(pool) satisfies Series));
+      return sampler.watch().then(() => ok(sampler.series(pool) satisfies Series));
     }
     case "list": {
       const pool = query.get("pool") ?? "";

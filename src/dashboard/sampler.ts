@@ -61,13 +61,17 @@ export class Sampler {
     private readonly onError: (e: unknown) => void,
   ) {}
 
-  /** Someone is looking: keep sampling (starts the timer when stopped). */
-  watch(): void {
+  /**
+   * Someone is looking: keep sampling (starts the timer when stopped). Resolves once the
+   * series hold what the store can tell: at once while sampling, after the first sample
+   * (which fills the past from the rows) when it starts.
+   */
+  watch(): Promise<void> {
     this.watchedAt = this.clock.now();
-    if (this.timer !== null) return;
+    if (this.timer !== null) return Promise.resolve();
     this.timer = setInterval(() => void this.sample(), SAMPLE_MS);
     this.timer.unref();
-    void this.sample();
+    return this.sample();
   }
 
   /** Takes one sample now (the timer calls this; tests may too). Concurrent calls share one read. */
