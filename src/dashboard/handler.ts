@@ -57,12 +57,16 @@ function sendJson(res: ServerResponse, answer: ApiAnswer): void {
   send(res, answer.status, "application/json; charset=utf-8", JSON.stringify(answer.body));
 }
 
-/** The answer to an error: bad input (400) and unknown work (404) say what was wrong; anything else is logged and a bare 500. */
-function errorAnswer(e: unknown, logInternal: (e: unknown) => void): ApiAnswer {
+/**
+ * The answer to an error: bad input (400) and unknown work (404) say what was wrong;
+ * anything else is logged and a bare 500. An action's 500 says it may have been partly
+ * done (cancel-all and purge work in batches).
+ */
+function errorAnswer(e: unknown, logInternal: (e: unknown) => void, action = false): ApiAnswer {
   if (e instanceof InvalidArgumentError) return { status: 400, body: { error: e.message.replace(/^workpool: /, ""), field: e.field } };
   if (e instanceof UnknownWorkError) return { status: 404, body: { error: e.message.replace(/^workpool: /, "") } };
   logInternal(e);
-  return { status: 500, body: { error: INTERNAL_ERROR } };
+  return { status: 500, body: { error: action ? `${INTERNAL_ERROR}; the action may have been partly done` : INTERNAL_ERROR } };
 }
 
 /**
@@ -131,7 +135,7 @@ export function dashboardHandler(options: DashboardOptions): DashboardHandler {
           answer = refusePost(o, csrf, req) ?? (await (actionEndpoint(admin, name.slice(7), await readBody(req), logInternal) ?? null));
         } else answer = { status: 405, body: { error: "GET for reads, POST to api/action/… for changes" } };
       } catch (e) {
-        answer = errorAnswer(e, logInternal);
+        answer = errorAnswer(e, logInternal, req.method === "POST");
       }
       return sendJson(res, answer ?? { status: 404, body: { error: `no endpoint api/${name}` } });
     }

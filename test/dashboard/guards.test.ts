@@ -201,7 +201,10 @@ describe("no exception's text reaches a client", () => {
     expect(read).toEqual({ status: 500, body: { error: "internal error (the server's log has the details)" } });
     const csrf = await csrfOf(s.url, bearer);
     const action = await postAction(s.url, "pause", { pool: "jobs" }, { ...bearer, "x-workpool-csrf": csrf });
-    expect(action).toEqual({ status: 500, body: { error: "internal error (the server's log has the details)" } });
+    expect(action).toEqual({
+      status: 500,
+      body: { error: "internal error (the server's log has the details); the action may have been partly done" },
+    });
     expect(logger.lines.map((l) => [l.fields.method, l.fields.path, (l.fields.err as Error).message])).toEqual([
       ["GET", "/api/pools", `connect ECONNREFUSED ${SECRET}`],
       ["POST", "/api/action/pause", `permission denied for ${SECRET}`],
