@@ -35,7 +35,7 @@ export interface Series {
 }
 
 /** A series with no points. */
-export function emptySeries(): Series {
+function emptySeries(): Series {
   return { t: [], started: [], finished: [], waitMs: [], startWaitMs: [] };
 }
 
