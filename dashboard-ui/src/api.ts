@@ -60,10 +60,5 @@ export const api = {
   work: (id: string) => get<WorkDetail>("work", { id }),
 };
 
-/** One id's outcome of a bulk cancel or retry. */
-export interface BulkResult {
-  id: string;
-  ok: boolean;
-  newId?: string;
-  error?: string;
-}
+/** A bulk cancel or retry's answer: each id's outcome, and how many were done and not done. */
+export type { BulkAnswer, BulkResult } from "../../src/dashboard/bulk.js";

@@ -42,7 +42,11 @@ export function LiveChart({ series }: { series: Series | null }) {
     if (!series || !plots.current) return;
     const t = series.t.map((x) => x / 1000);
     plots.current[0].setData([t, series.started, series.finished]);
-    plots.current[1].setData([t, series.startWaitMs.map((x) => (x === null ? null : x / 1000)), series.waitMs.map((x) => x / 1000)]);
+    plots.current[1].setData([
+      t,
+      series.startWaitMs.map((x) => (x === null ? null : x / 1000)),
+      series.waitMs.map((x) => (x === null ? null : x / 1000)),
+    ]);
   }, [series]);
 
   return html`<div class="charts" data-points=${series?.t.length ?? 0}>

@@ -4,7 +4,8 @@
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
-import { act, api, type BulkResult, type Session } from "./api.js";
+import { act, api, type BulkAnswer, type Session } from "./api.js";
+import { BulkOutcome, type BulkOutcomeData } from "./bulk.js";
 import { LiveChart } from "./chart.js";
 import { duration, stateOf, when } from "./format.js";
 import { href, usePoll } from "./hooks.js";
@@ -21,19 +22,16 @@ interface Filter {
 
 const EMPTY: Filter = { state: "", handler: "", key: "", search: "" };
 
-/** The outcome line of the last action. */
-function useNotice(): [string | null, (p: Promise<string>) => void] {
+/** The outcome line of the last action (null: none, or shown elsewhere). */
+function useNotice(): [string | null, (p: Promise<string | null>) => void] {
   const [notice, setNotice] = useState<string | null>(null);
-  return [notice, (p) => p.then(setNotice, (e: unknown) => setNotice(`Error: ${e instanceof Error ? e.message : String(e)}`))];
-}
-
-function bulkText(verb: string, results: BulkResult[]): string {
-  const done = results.filter((r) => r.ok).length;
-  const failed = results.filter((r) => !r.ok);
-  return (
-    `${verb} ${done} of ${results.length}` +
-    (failed.length ? `; ${failed.map((r) => `${r.id}: ${r.error ?? "not applicable"}`).join("; ")}` : "")
-  );
+  return [
+    notice,
+    (p) => {
+      setNotice(null);
+      p.then(setNotice, (e: unknown) => setNotice(`Error: ${e instanceof Error ? e.message : String(e)}`));
+    },
+  ];
 }
 
 /** The pool page. */
@@ -45,6 +43,7 @@ export function PoolPage({ name, session }: { name: string; session: Session }) 
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [limit, setLimit] = useState("");
   const [notice, show] = useNotice();
+  const [bulk, setBulk] = useState<BulkOutcomeData | null>(null);
   const cursor = cursors[cursors.length - 1];
 
   const pools = usePoll(api.pools, []);
@@ -55,11 +54,26 @@ export function PoolPage({ name, session }: { name: string; session: Session }) 
 
   const run = (what: string, action: () => Promise<string>): void => {
     if (what && !confirm(what)) return;
+    setBulk(null);
     show(
       action().then((text) => {
         pools.reload();
         page.reload();
         return text;
+      }),
+    );
+  };
+  /** A bulk action on the selected ids: its outcome is shown item by item, and the selection cleared. */
+  const runBulk = (what: string, name: "cancel" | "retry", verb: string): void => {
+    if (what && !confirm(what)) return;
+    setBulk(null);
+    show(
+      act<BulkAnswer>(name, { ids: [...selected] }).then((answer) => {
+        setBulk({ verb, answer });
+        setSelected(new Set());
+        pools.reload();
+        page.reload();
+        return null;
       }),
     );
   };
@@ -130,7 +144,7 @@ export function PoolPage({ name, session }: { name: string; session: Session }) 
         </button>
       </div>`
     }
-    ${notice && html`<p class="notice" role="status">${notice}</p>`}
+    ${notice && html`<p class="notice" role="status">${notice}</p>`} ${bulk && html`<${BulkOutcome} outcome=${bulk} />`}
     <${LiveChart} series=${series.data} />
     <form
       class="filters"
@@ -160,22 +174,10 @@ export function PoolPage({ name, session }: { name: string; session: Session }) 
       !session.readOnly &&
       html`<div class="bulk">
         <span>${selected.size} selected</span>
-        <button
-          disabled=${selected.size === 0}
-          onClick=${() =>
-            run(`Cancel ${selected.size} work?`, () =>
-              act<{ results: BulkResult[] }>("cancel", { ids: [...selected] }).then((r) => bulkText("Canceled", r.results)),
-            )}
-        >
+        <button disabled=${selected.size === 0} onClick=${() => runBulk(`Cancel ${selected.size} work?`, "cancel", "Canceled")}>
           Cancel selected
         </button>
-        <button
-          disabled=${selected.size === 0}
-          onClick=${() =>
-            run("", () => act<{ results: BulkResult[] }>("retry", { ids: [...selected] }).then((r) => bulkText("Retried", r.results)))}
-        >
-          Retry selected
-        </button>
+        <button disabled=${selected.size === 0} onClick=${() => runBulk("", "retry", "Retried")}>Retry selected</button>
       </div>`
     }
     <table class="work">

@@ -4,7 +4,7 @@
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
-import { act, api, type AttemptRecord, type BulkResult, type Session, type WorkDetail } from "./api.js";
+import { act, api, type AttemptRecord, type BulkAnswer, type Session, type WorkDetail } from "./api.js";
 import { duration, json, stateOf, when } from "./format.js";
 import { href, usePoll } from "./hooks.js";
 
@@ -50,10 +50,10 @@ export function WorkPage({ id, session }: { id: string; session: Session }) {
   const state = stateOf(w);
 
   const run = (name: "cancel" | "retry"): void => {
-    act<{ results: BulkResult[] }>(name, { ids: [id] }).then(
+    act<BulkAnswer>(name, { ids: [id] }).then(
       ({ results: [r] }) => {
-        if (r?.newId) setRetried(r.newId);
-        setNotice(r?.ok ? (name === "cancel" ? "Cancel requested." : "Retried as new work.") : `Not done: ${r?.error ?? "not applicable"}`);
+        if (r?.ok && r.newId) setRetried(r.newId);
+        setNotice(r?.ok ? (name === "cancel" ? "Cancel requested." : "Retried as new work.") : `Not done: ${r?.error ?? "no answer"}`);
         work.reload();
       },
       (e: unknown) => setNotice(`Error: ${e instanceof Error ? e.message : String(e)}`),

@@ -4,8 +4,8 @@
  * Input is checked here for shape and by the admin API for values.
  */
 import type { AdminStateFilter, ListOptions, WorkpoolAdmin } from "../admin/types.js";
-import { InvalidArgumentError } from "../errors.js";
-import { checkOptionKeys, describeValue } from "../checks.js";
+import { checkOptionKeys } from "../checks.js";
+import { bulkCancel, bulkRetry, checkBulkIds } from "./bulk.js";
 import type { Sampler, Series } from "./sampler.js";
 
 /** What an endpoint answers: a status and a JSON body. */
@@ -13,9 +13,6 @@ export interface ApiAnswer {
   status: number;
   body: unknown;
 }
-
-/** Most ids of one bulk action. */
-export const MAX_BULK = 500;
 
 const ok = (body: unknown): ApiAnswer => ({ status: 200, body });
 
@@ -32,9 +29,8 @@ export function readEndpoint(admin: WorkpoolAdmin, sampler: Sampler, name: strin
     case "schedules":
       return admin.schedules(text(query, "pool")).then((schedules) => ok({ schedules }));
     case "series": {
-      sampler.watch();
       const pool = text(query, "pool") ?? null;
-      return Promise.resolve(ok(sampler.series(pool) satisfies Series));
+      return sampler.watch().then(() => ok(sampler.series(pool) satisfies Series));
     }
     case "list": {
       const pool = query.get("pool") ?? "";
@@ -56,38 +52,16 @@ export function readEndpoint(admin: WorkpoolAdmin, sampler: Sampler, name: strin
   }
 }
 
-function checkIdList(value: unknown): string[] {
-  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_BULK || !value.every((v) => typeof v === "string")) {
-    throw new InvalidArgumentError("ids", `must be an array of 1 to ${MAX_BULK} work ids, got ${describeValue(value)}`);
-  }
-  return value as string[];
-}
-
-/** One id's outcome in a bulk action. */
-interface BulkResult {
-  id: string;
-  ok: boolean;
-  /** retry: the new work's id. */
-  newId?: string;
-  error?: string;
-}
-
-async function eachId(ids: string[], fn: (id: string) => Promise<Omit<BulkResult, "id">>): Promise<ApiAnswer> {
-  const results: BulkResult[] = [];
-  // One at a time: a bulk of 500 must not take 500 connections.
-  for (const id of ids) {
-    try {
-      results.push({ id, ...(await fn(id)) });
-    } catch (e) {
-      if (e instanceof InvalidArgumentError) throw e;
-      results.push({ id, ok: false, error: e instanceof Error ? e.message.replace(/^workpool: /, "") : String(e) });
-    }
-  }
-  return ok({ results });
-}
-
-/** POST actions, by name; `body` is the parsed JSON object. */
-export function actionEndpoint(admin: WorkpoolAdmin, name: string, body: unknown): Promise<ApiAnswer> | null {
+/**
+ * POST actions, by name; `body` is the parsed JSON object, checked whole before anything
+ * is done. `logInternal` hears what a bulk action's items failed on unexpectedly.
+ */
+export function actionEndpoint(
+  admin: WorkpoolAdmin,
+  name: string,
+  body: unknown,
+  logInternal: (e: unknown) => void,
+): Promise<ApiAnswer> | null {
   const keys = (allowed: readonly string[]) => checkOptionKeys("body", body, allowed, `the ${name} action`, "body.");
   switch (name) {
     case "pause":
@@ -107,9 +81,9 @@ export function actionEndpoint(admin: WorkpoolAdmin, name: string, body: unknown
     case "purge-finished":
       return admin.purge(keys(["pool"]).pool as string, { state: "finished" }).then((n) => ok({ count: n }));
     case "cancel":
-      return eachId(checkIdList(keys(["ids"]).ids), async (id) => ({ ok: await admin.cancel(id) }));
+      return bulkCancel(admin, checkBulkIds(keys(["ids"]).ids), logInternal);
     case "retry":
-      return eachId(checkIdList(keys(["ids"]).ids), async (id) => ({ ok: true, newId: await admin.retry(id) }));
+      return bulkRetry(admin, checkBulkIds(keys(["ids"]).ids), logInternal);
     default:
       return null;
   }

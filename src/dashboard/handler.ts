@@ -4,7 +4,7 @@
  * `auth` is set, every change a POST carrying the CSRF token, `readOnly` refusing changes,
  * and headers (CSP without inline scripts, nosniff, no framing) on every answer.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { workpoolAdmin } from "../admin/admin.js";
 import { systemClock } from "../clock.js";
@@ -12,7 +12,9 @@ import { DRIVER, type Store } from "../driver/driver.js";
 import { InvalidArgumentError, UnknownWorkError } from "../errors.js";
 import { actionEndpoint, readEndpoint, type ApiAnswer } from "./api.js";
 import { appAssets } from "./assets.js";
-import { checkDashboardOptions, isLoopback, type CheckedDashboardOptions, type DashboardOptions } from "./options.js";
+import { isLoopbackHostHeader } from "./host.js";
+import { checkDashboardOptions, isLoopback, type DashboardOptions } from "./options.js";
+import { presentedToken, readBody, refusePost, requestUrl, sameText, TOKEN_COOKIE } from "./request.js";
 import { Sampler } from "./sampler.js";
 
 /** A Node request handler serving the dashboard; close() stops its chart sampling. */
@@ -22,11 +24,7 @@ export interface DashboardHandler {
   close(): void;
 }
 
-/** The cookie that keeps a token given as `?token=`. */
-export const TOKEN_COOKIE = "workpool_dashboard_token";
-/** The header a POST carries the CSRF token in. */
-export const CSRF_HEADER = "x-workpool-csrf";
-const MAX_BODY = 64 * 1024;
+export { CSRF_HEADER, TOKEN_COOKIE } from "./request.js";
 
 const CSP = [
   "default-src 'none'",
@@ -38,6 +36,9 @@ const CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join("; ");
+
+/** What a client is told of an error the handler did not expect: no message, no stack (they may carry secrets). */
+export const INTERNAL_ERROR = "internal error (the server's log has the details)";
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
   res.writeHead(status, {
@@ -56,80 +57,16 @@ function sendJson(res: ServerResponse, answer: ApiAnswer): void {
   send(res, answer.status, "application/json; charset=utf-8", JSON.stringify(answer.body));
 }
 
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
-function cookie(req: IncomingMessage, name: string): string | null {
-  for (const part of (req.headers.cookie ?? "").split(";")) {
-    const [k, ...v] = part.trim().split("=");
-    if (k === name) return decodeURIComponent(v.join("="));
-  }
-  return null;
-}
-
-/** The name in a Host header, without its port. */
-function hostName(host: string): string {
-  return host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
-}
-
-/** The token a request presents: Authorization: Bearer, else the cookie. */
-function presentedToken(req: IncomingMessage): string | null {
-  const header = req.headers.authorization;
-  if (header?.startsWith("Bearer ")) return header.slice(7);
-  return cookie(req, TOKEN_COOKIE);
-}
-
-/** The JSON body of a POST (or what a body parser mounted before us already read). */
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const parsed = (req as { body?: unknown }).body;
-  if (req.readableEnded && parsed !== undefined) return parsed;
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY) throw new InvalidArgumentError("body", `must be at most ${MAX_BODY} bytes of JSON`);
-    chunks.push(chunk);
-  }
-  const raw = Buffer.concat(chunks).toString("utf8");
-  try {
-    return raw === "" ? {} : (JSON.parse(raw) as unknown);
-  } catch {
-    throw new InvalidArgumentError("body", "must be a JSON object");
-  }
-}
-
-/** The host of an Origin header, or null when it names none ("null", or malformed). */
-function originHost(origin: string): string | null {
-  try {
-    return new URL(origin).host || null;
-  } catch {
-    return null;
-  }
-}
-
-/** Why a POST may not change anything (CSRF, readOnly, content type), or null when it may. */
-function refusePost(o: CheckedDashboardOptions, csrf: string, req: IncomingMessage): ApiAnswer | null {
-  if (o.readOnly) return { status: 403, body: { error: "this dashboard is read-only" } };
-  const token = req.headers[CSRF_HEADER];
-  if (typeof token !== "string" || !sameText(token, csrf)) return { status: 403, body: { error: "missing or wrong CSRF token" } };
-  const origin = req.headers.origin;
-  if (origin !== undefined && originHost(origin) !== req.headers.host) {
-    return { status: 403, body: { error: "cross-origin request refused" } };
-  }
-  if (!(req.headers["content-type"] ?? "").startsWith("application/json")) {
-    return { status: 415, body: { error: "content-type must be application/json" } };
-  }
-  return null;
-}
-
-function errorAnswer(e: unknown): ApiAnswer {
+/**
+ * The answer to an error: bad input (400) and unknown work (404) say what was wrong;
+ * anything else is logged and a bare 500. An action's 500 says it may have been partly
+ * done (cancel-all and purge work in batches).
+ */
+function errorAnswer(e: unknown, logInternal: (e: unknown) => void, action = false): ApiAnswer {
   if (e instanceof InvalidArgumentError) return { status: 400, body: { error: e.message.replace(/^workpool: /, ""), field: e.field } };
   if (e instanceof UnknownWorkError) return { status: 404, body: { error: e.message.replace(/^workpool: /, "") } };
-  console.error("workpool: the dashboard could not answer", e);
-  return { status: 500, body: { error: e instanceof Error ? e.message.replace(/^workpool: /, "") : "internal error" } };
+  logInternal(e);
+  return { status: 500, body: { error: action ? `${INTERNAL_ERROR}; the action may have been partly done` : INTERNAL_ERROR } };
 }
 
 /**
@@ -141,19 +78,17 @@ export function dashboardHandler(options: DashboardOptions): DashboardHandler {
   const clock = o.clock ?? systemClock;
   const admin = workpoolAdmin(options.store, o.clock === undefined ? undefined : { clock });
   const driver = (options.store as Store<unknown>)[DRIVER];
-  const sampler = new Sampler(driver, clock, (e) => console.error("workpool: the dashboard's chart could not read the store", e));
+  const sampler = new Sampler(driver, clock, (err) => o.logger.error({ err }, "workpool: the dashboard's chart could not read the store"));
   const csrf = randomBytes(32).toString("base64url");
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // Express strips its mount path from req.url and keeps the whole path in originalUrl.
-    const url = new URL((req as { originalUrl?: string }).originalUrl ?? req.url ?? "/", "http://dashboard.invalid");
+  async function serve(req: IncomingMessage, res: ServerResponse, url: URL, logInternal: (e: unknown) => void): Promise<void> {
     if (!url.pathname.startsWith(o.basePath + "/") && url.pathname !== o.basePath) return send(res, 404, "text/plain", "not found\n");
     const path = url.pathname.slice(o.basePath.length);
     if (o.auth === null && !isLoopback(req.socket.localAddress ?? "")) {
       return send(res, 403, "text/plain", "this dashboard has no auth and answers only on a loopback address: pass `auth` to expose it\n");
     }
     // Without auth, a page on another site that re-points its name at 127.0.0.1 (DNS rebinding) must not be let in.
-    if (o.auth === null && !isLoopback(hostName(req.headers.host ?? ""))) {
+    if (o.auth === null && !isLoopbackHostHeader(req.headers.host)) {
       return send(
         res,
         403,
@@ -176,8 +111,17 @@ export function dashboardHandler(options: DashboardOptions): DashboardHandler {
       if (token === null || !sameText(token, o.auth)) {
         return send(res, 401, "text/plain", "unauthorized: open the dashboard's address with ?token=<your token>\n");
       }
-    } else if (o.auth !== null && !(await o.auth(req))) {
-      return send(res, 401, "text/plain", "unauthorized\n");
+    } else if (o.auth !== null) {
+      let allowed: unknown;
+      try {
+        allowed = await o.auth(req);
+      } catch (e) {
+        // Whatever the app's check threw (even an InvalidArgumentError) is for the server's log, not for an anonymous client.
+        logInternal(e);
+        return sendJson(res, { status: 500, body: { error: INTERNAL_ERROR } });
+      }
+      // Only `true` lets a request in: a function that forgot to return, or returned a truthy value by mistake, refuses.
+      if (allowed !== true) return send(res, 401, "text/plain", "unauthorized\n");
     }
     if (path === "") return send(res, 308, "text/plain", "", { location: `${o.basePath}/${url.search}` });
 
@@ -188,10 +132,10 @@ export function dashboardHandler(options: DashboardOptions): DashboardHandler {
         if (req.method === "GET" && name === "session") answer = { status: 200, body: { csrf, readOnly: o.readOnly } };
         else if (req.method === "GET") answer = await (readEndpoint(admin, sampler, name, url.searchParams) ?? null);
         else if (req.method === "POST" && name.startsWith("action/")) {
-          answer = refusePost(o, csrf, req) ?? (await (actionEndpoint(admin, name.slice(7), await readBody(req)) ?? null));
+          answer = refusePost(o, csrf, req) ?? (await (actionEndpoint(admin, name.slice(7), await readBody(req), logInternal) ?? null));
         } else answer = { status: 405, body: { error: "GET for reads, POST to api/action/… for changes" } };
       } catch (e) {
-        answer = errorAnswer(e);
+        answer = errorAnswer(e, logInternal, req.method === "POST");
       }
       return sendJson(res, answer ?? { status: 404, body: { error: `no endpoint api/${name}` } });
     }
@@ -203,8 +147,14 @@ export function dashboardHandler(options: DashboardOptions): DashboardHandler {
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse) => {
-    serve(req, res).catch((e: unknown) => {
-      if (!res.headersSent) sendJson(res, errorAnswer(e));
+    const url = requestUrl(req);
+    if (url === null) return send(res, 400, "text/plain", "bad request: the request target is not a URL path\n");
+    // Logged with the path only: the query may hold the token.
+    const logInternal = (err: unknown): void => {
+      o.logger.error({ err, method: req.method, path: url.pathname }, "workpool: the dashboard could not answer a request");
+    };
+    serve(req, res, url, logInternal).catch((e: unknown) => {
+      if (!res.headersSent) sendJson(res, errorAnswer(e, logInternal));
       else res.destroy();
     });
   }) as DashboardHandler;

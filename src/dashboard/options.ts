@@ -6,6 +6,7 @@
 import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import type { Clock } from "../clock.js";
+import type { Logger } from "../events.js";
 import { InvalidArgumentError } from "../errors.js";
 import { checkClock } from "../options.js";
 import { checkOptionKeys, describeValue } from "../checks.js";
@@ -29,7 +30,16 @@ export interface DashboardOptions {
   readOnly?: boolean;
   /** Time source for ages and the chart (default: the system clock). */
   clock?: Clock;
+  /**
+   * Where the handler reports what it could not answer (a throwing `auth`, an unreachable
+   * store), called pino's way: `logger.error({ err, method, path }, message)`. Default: console.
+   * Clients only ever get a generic 500.
+   */
+  logger?: DashboardLogger;
 }
+
+/** What the dashboard logs through: the error method of a workpool `Logger` (console and pino fit). */
+export type DashboardLogger = Pick<Logger, "error">;
 
 /** Options after checking. */
 export interface CheckedDashboardOptions {
@@ -37,23 +47,36 @@ export interface CheckedDashboardOptions {
   auth: string | DashboardAuthFunction | null;
   readOnly: boolean;
   clock: Clock | undefined;
+  logger: DashboardLogger;
 }
 
-const KEYS = ["store", "basePath", "auth", "readOnly", "clock"] as const;
+const KEYS = ["store", "basePath", "auth", "readOnly", "clock", "logger"] as const;
+
+const SEGMENT = /^[A-Za-z0-9_.~-]+$/;
+
+/**
+ * A mount path as requests spell it: "" (the root), or "/" and segments of letters, digits
+ * and _ . ~ -, without a trailing "/". A "." or ".." segment or an empty one is refused:
+ * request paths are resolved before they are matched, so such a path would match nothing.
+ */
+function checkBasePath(value: unknown): string {
+  const path = typeof value === "string" && value.endsWith("/") ? value.slice(0, -1) : value;
+  if (path === "") return "";
+  const segments = typeof path === "string" && path.length <= 200 && path.startsWith("/") ? path.slice(1).split("/") : [];
+  if (!segments.length || segments.some((s) => !SEGMENT.test(s) || s === "." || s === "..")) {
+    throw new InvalidArgumentError(
+      "basePath",
+      'must be "" or a path like "/admin/workpool" of at most 200 characters: segments of letters, digits and _ . ~ -, ' +
+        `each after one "/", none of them "." or "..", got ${describeValue(value)}`,
+    );
+  }
+  return path as string;
+}
 
 /** Checks dashboardHandler()'s options (the store is checked by workpoolAdmin()). */
 export function checkDashboardOptions(options: unknown): CheckedDashboardOptions {
   const o = checkOptionKeys("options", options, KEYS, "dashboardHandler()") as Partial<DashboardOptions>;
-  let basePath = "";
-  if (o.basePath !== undefined) {
-    if (typeof o.basePath !== "string" || o.basePath.length > 200 || !/^(\/[A-Za-z0-9_.~-]+)*\/?$/.test(o.basePath)) {
-      throw new InvalidArgumentError(
-        "basePath",
-        `must be a path like "/admin/workpool" (letters, digits, _ . ~ -), got ${describeValue(o.basePath)}`,
-      );
-    }
-    basePath = o.basePath.replace(/\/$/, "");
-  }
+  const basePath = o.basePath === undefined ? "" : checkBasePath(o.basePath);
   let auth: string | DashboardAuthFunction | null = null;
   if (o.auth !== undefined) {
     if (typeof o.auth === "string") {
@@ -71,7 +94,20 @@ export function checkDashboardOptions(options: unknown): CheckedDashboardOptions
   if (o.readOnly !== undefined && typeof o.readOnly !== "boolean") {
     throw new InvalidArgumentError("readOnly", `must be true or false, got ${describeValue(o.readOnly)}`);
   }
-  return { basePath, auth, readOnly: o.readOnly ?? false, clock: o.clock === undefined ? undefined : checkClock(o.clock) };
+  const logger = o.logger as Partial<Record<keyof DashboardLogger, unknown>> | null | undefined;
+  if (logger !== undefined && (typeof logger !== "object" || logger === null || typeof logger.error !== "function")) {
+    throw new InvalidArgumentError(
+      "logger",
+      `must have an error(fields, message) method (console and pino fit), got ${describeValue(logger)}`,
+    );
+  }
+  return {
+    basePath,
+    auth,
+    readOnly: o.readOnly ?? false,
+    clock: o.clock === undefined ? undefined : checkClock(o.clock),
+    logger: o.logger ?? console,
+  };
 }
 
 /** Whether `host` (a name or an address, as given to listen() or seen on a socket) is this machine only. */

@@ -44,6 +44,23 @@ export interface PoolRead {
   waitedSumMs: number;
 }
 
+/**
+ * What one pool's rows say happened in one interval of a window (see AdminOps.readActivity),
+ * counted as PoolRead counts since a time.
+ */
+export interface ActivityRead {
+  pool: string;
+  /** The interval, from 1: it covers `(from + (bucket - 1) * bucketMs, from + bucket * bucketMs]`. */
+  bucket: number;
+  /** Work whose latest attempt started in the interval. */
+  started: number;
+  /** Work finished in the interval. */
+  finished: number;
+  /** Of the work started in it, the running and finished ones (not waiting to retry): how many, and the sum of their waits to start, ms. */
+  waitedCount: number;
+  waitedSumMs: number;
+}
+
 /** A listing query of one pool's work, newest (highest id) first. */
 export interface WorkListQuery {
   state: WorkListState | null;
@@ -106,6 +123,13 @@ export interface AdminOps {
    * work's latest attempt only.
    */
   readPools(now: number, since: number): Promise<PoolRead[]>;
+  /**
+   * The recent past of `pools` from their rows: attempts started and work finished in
+   * `(from, to]`, in intervals of `bucketMs` (the last may be shorter), counted as
+   * readPools counts them (each work's latest attempt). Intervals with nothing are left
+   * out. One read through the pools' indexes on finished, running and retrying work.
+   */
+  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]>;
   /** A page of `pool`'s work matching `query`, highest id first, at most `query.limit` rows. */
   listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]>;
   /** One work by id, whatever its pool, with its attempt log; null if there is none. */

@@ -1,8 +1,9 @@
 /**
  * The dashboard in a real browser (Chromium through playwright-core) on a real SQLite
  * store with a live pool: counts change while work drains, its schedule is listed, filters, a work's page, cancel
- * of a running work, retry of a failed one, pause stopping starts, user data shown as text
- * only, and a token-protected dashboard refusing a request without its token. The run
+ * of a running work, retry of a failed one, pause stopping starts, bulk actions with each
+ * item's outcome, user data shown as text only, and a token-protected dashboard refusing
+ * a request without its token. The run
  * saves the screenshots docs/dashboard.md shows.
  */
 import { mkdirSync } from "node:fs";
@@ -199,6 +200,38 @@ test("bulk: select a page of pending work and cancel it in one action", async ()
   const admin = workpoolAdmin(store);
   for (const id of ids) expect((await admin.get(id))!.resultKind).toBe("canceled");
   await expect.poll(() => page.locator("tr[data-id]").count()).toBe(0);
+});
+
+test("bulk retry: each item's outcome, a refusal with its reason and the new work as a link, all as text", async () => {
+  const [waiting, dropped] = await live.enqueueActionBatch(sendJob, [{ to: "e@example.com" }, { to: XSS }], { runAfter: 3_600_000 });
+  await live.cancel(dropped!);
+  await page.goto(`${dash.url}#/pool/emails`);
+  await page.locator("select[name=state]").selectOption("");
+  await page.locator(".filters button[type=submit]").click();
+  for (const id of [waiting, dropped]) await page.locator(`input[aria-label="select ${id}"]`).check();
+  await page.locator("button", { hasText: "Retry selected" }).click();
+  const outcome = page.locator(".bulk-outcome");
+  await outcome.waitFor();
+  expect(await outcome.locator(".notice").innerText()).toBe("Retried 1 of 2; 1 not done");
+  expect(await outcome.getAttribute("data-failed")).toBe("1");
+  const refused = outcome.locator(`li[data-id="${waiting}"]`);
+  expect(await refused.getAttribute("data-ok")).toBe("false");
+  expect(await refused.locator(".bulk-error").innerText()).toBe(
+    `work ${waiting} is pending; only finished work that failed or was canceled can be retried`,
+  );
+  const retried = outcome.locator(`li[data-id="${dropped}"]`);
+  expect(await retried.getAttribute("data-ok")).toBe("true");
+  const newId = await retried.locator("a.new-id").innerText();
+  expect(newId).toMatch(/^[0-9A-Z]{26}$/);
+  expect(await workpoolAdmin(store).get(newId)).toMatchObject({ state: "pending", args: { to: XSS } });
+  // Only links and text: no element the server's words could have made.
+  expect(await outcome.locator("*:not(p, ul, li, a, span)").count()).toBe(0);
+  expect(await page.locator("input[aria-label^='select ']:checked").count()).toBe(0);
+  await retried.locator("a.new-id").click();
+  await expect.poll(() => page.locator("h1").innerText()).toBe(newId);
+  expect(alerts).toEqual([]);
+  await live.cancel(newId as never);
+  await live.cancel(waiting!);
 });
 
 test("readOnly: no action is offered", async () => {

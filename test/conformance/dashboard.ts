@@ -1,6 +1,6 @@
 /**
  * The dashboard's HTTP handler on a real server over each store: its JSON endpoints read
- * through the admin API, and its guards (CSRF on every change, readOnly, auth by token or
+ * through the admin API, bulk actions checked whole and then answered per id, and its guards (CSRF on every change, readOnly, auth by token or
  * function, loopback only without auth) refuse before anything changes.
  */
 import { request } from "node:http";
@@ -8,11 +8,11 @@ import { networkInterfaces } from "node:os";
 import { afterEach, describe, expect, test } from "vitest";
 import { workpoolAdmin } from "../../src/admin/index.js";
 import { dashboardHandler } from "../../src/dashboard/index.js";
-import { Sampler } from "../../src/dashboard/sampler.js";
 import { InvalidArgumentError } from "../../src/index.js";
 import { csrfOf, getJson, postAction, serveDashboard, type ServedDashboard } from "../helpers/dashboard.js";
 import type { StoreHarness } from "./harness.js";
-import { useTestContext } from "./context.js";
+import { CapturingLogger, useTestContext, withDriver } from "./context.js";
+import { defineDashboardChartTests } from "./dashboard-chart.js";
 
 const TOKEN = "s3cret-token-of-the-test-0123456789";
 
@@ -130,19 +130,114 @@ export function defineDashboardTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(await postAction(s.url, "cancel", { ids: [] }, ok)).toMatchObject({ status: 400, body: { field: "ids" } });
 
       const retried = await postAction(s.url, "retry", { ids: [failed] }, ok);
+      expect(retried).toMatchObject({ status: 200, body: { results: [{ id: failed, ok: true }], done: 1, failed: 0 } });
       const [r] = (retried.body as { results: { id: string; ok: boolean; newId: string }[] }).results;
-      expect(r).toMatchObject({ id: failed, ok: true });
       expect((await admin.get(r!.newId))!.state).toBe("pending");
-      const canceled = await postAction(s.url, "cancel", { ids: [pending[0], failed] }, ok);
-      expect(canceled.body).toEqual({
-        results: [
-          { id: pending[0], ok: true },
-          { id: failed, ok: false },
-        ],
+      expect(await postAction(s.url, "cancel", { ids: [pending[0]] }, ok)).toEqual({
+        status: 200,
+        body: { results: [{ id: pending[0], ok: true }], done: 1, failed: 0 },
       });
       expect(await postAction(s.url, "cancel-all", { pool: "jobs" }, ok)).toEqual({ status: 200, body: { count: 2 } });
       expect(await postAction(s.url, "purge-finished", { pool: "jobs" }, ok)).toEqual({ status: 200, body: { count: 4 } });
       expect((await admin.list("jobs")).items).toEqual([]);
+    });
+
+    test("bulk actions: malformed input is refused before anything is done, naming the field", async () => {
+      const { s, failed, pending, admin } = await setUp();
+      const ok = { "x-workpool-csrf": await csrfOf(s.url) };
+      const before = await admin.list("jobs");
+      const post = (name: string, body: unknown) => postAction(s.url, name, body, ok);
+      expect(await post("retry", { ids: [failed, "not-a-work-id"] })).toMatchObject({ status: 400, body: { field: "ids[1]" } });
+      expect(await post("cancel", { ids: [pending[0], "not-a-work-id"] })).toMatchObject({ status: 400, body: { field: "ids[1]" } });
+      expect(await post("cancel", { ids: [pending[0], 7] })).toMatchObject({ status: 400, body: { field: "ids[1]" } });
+      expect(await post("cancel", { ids: pending[0] })).toMatchObject({ status: 400, body: { field: "ids" } });
+      expect(await post("cancel", {})).toMatchObject({ status: 400, body: { field: "ids" } });
+      expect(await post("cancel", [pending[0]])).toMatchObject({ status: 400, body: { field: "body" } });
+      expect(await post("cancel", { ids: [pending[0]], force: true })).toMatchObject({ status: 400, body: { field: "body.force" } });
+      const tooMany = await post("cancel", { ids: Array.from({ length: 501 }, () => pending[0]) });
+      expect(tooMany).toMatchObject({
+        status: 400,
+        body: { field: "ids", error: "ids: must be an array of 1 to 500 work ids, got 501 ids" },
+      });
+      const notJson = await fetch(new URL("api/action/cancel", s.url), {
+        method: "POST",
+        headers: { "content-type": "application/json", ...ok },
+        body: `{"ids": ["${pending[0]}"`,
+      });
+      expect(notJson.status).toBe(400);
+      expect(await notJson.json()).toMatchObject({ field: "body" });
+      expect(await admin.list("jobs")).toEqual(before);
+    });
+
+    test("bulk actions: each well-formed id is acted on and answered for; 207 when some were not done", async () => {
+      const { t, s, failed, pending, admin } = await setUp();
+      const ok = { "x-workpool-csrf": await csrfOf(s.url) };
+      const retried = await postAction(s.url, "retry", { ids: [failed, pending[0]] }, ok);
+      const newId = (retried.body as { results: { newId?: string }[] }).results[0]!.newId!;
+      expect(retried).toEqual({
+        status: 207,
+        body: {
+          results: [
+            { id: failed, ok: true, newId },
+            {
+              id: pending[0],
+              ok: false,
+              error: `work ${pending[0]} is pending; only finished work that failed or was canceled can be retried`,
+            },
+          ],
+          done: 1,
+          failed: 1,
+        },
+      });
+      expect(await admin.get(newId)).toMatchObject({ state: "pending", handler: "job", args: { n: 0 } });
+      const unknown = "00000000000000000000000000";
+      expect(await postAction(s.url, "cancel", { ids: [pending[0], unknown, failed] }, ok)).toEqual({
+        status: 207,
+        body: {
+          results: [
+            { id: pending[0], ok: true },
+            { id: unknown, ok: false, error: "no work with this id" },
+            { id: failed, ok: false, error: "already finished (failed)" },
+          ],
+          done: 1,
+          failed: 2,
+        },
+      });
+      expect((await admin.get(pending[0]!))!.resultKind).toBe("canceled");
+      expect(await postAction(s.url, "retry", { ids: [unknown] }, ok)).toEqual({
+        status: 207,
+        body: { results: [{ id: unknown, ok: false, error: "no work with this id" }], done: 0, failed: 1 },
+      });
+
+      // An item the store fails on says so without the store's words; the others are still done, and the error is logged once.
+      const logger = new CapturingLogger();
+      const failing = withDriver(t.h.store, {
+        readWorkDetail: (real, id) => (id === pending[1] ? Promise.reject(new Error("password=hunter2")) : real.readWorkDetail(id)),
+      });
+      const s2 = await serveDashboard({ store: failing, clock: t.clock, logger });
+      served.push(s2);
+      const again = await postAction(
+        s2.url,
+        "retry",
+        { ids: [pending[1], pending[0], pending[1]] },
+        { "x-workpool-csrf": await csrfOf(s2.url) },
+      );
+      const againId = (again.body as { results: { newId?: string }[] }).results[1]!.newId!;
+      expect(again).toEqual({
+        status: 207,
+        body: {
+          results: [
+            { id: pending[1], ok: false, error: "internal error (the server's log has the details)" },
+            { id: pending[0], ok: true, newId: againId },
+            { id: pending[1], ok: false, error: "internal error (the server's log has the details)" },
+          ],
+          done: 1,
+          failed: 2,
+        },
+      });
+      expect(logger.lines.map((l) => [l.fields.path, (l.fields.err as Error).message])).toEqual([
+        ["/api/action/retry", "password=hunter2"],
+      ]);
     });
 
     test("readOnly: the session says so and every action is refused", async () => {
@@ -208,42 +303,6 @@ export function defineDashboardTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(authed.status).toBe(200);
     });
 
-    test("chart series: attempts started and work finished per second between samples, their mean wait, and the oldest due work's wait", async () => {
-      const t = await ctx();
-      const pool = t.pool({ name: "jobs" });
-      const job = pool.defineAction("job", () => 1);
-      const errors: unknown[] = [];
-      const sampler = new Sampler(t.driver as never, t.clock, (e) => errors.push(e));
-      await sampler.sample();
-      // The first sample only marks where counting starts.
-      expect(sampler.series("jobs").t).toEqual([]);
-      await pool.enqueueActionBatch(job, [{}, {}, {}, {}]);
-      t.clock.advance(500);
-      await pool.runOnce();
-      const waiting = await pool.enqueueAction(job, {});
-      t.clock.advance(1500);
-      await sampler.sample();
-      // The four waited 500 ms each; the fifth, enqueued after them, is still waiting.
-      expect(sampler.series("jobs")).toEqual({ t: [t.clock.now()], started: [2], finished: [2], waitMs: [1500], startWaitMs: [500] });
-      t.clock.advance(1);
-      await pool.runOnce();
-      t.clock.advance(999);
-      await sampler.sample();
-      const s = sampler.series("jobs");
-      expect(s.started).toEqual([2, 1]);
-      expect(s.finished).toEqual([2, 1]);
-      expect(s.waitMs).toEqual([1500, 0]);
-      expect(s.startWaitMs).toEqual([500, 1501]);
-      expect(sampler.series(null)).toEqual(s);
-      expect(sampler.series("other")).toEqual({ t: [], started: [], finished: [], waitMs: [], startWaitMs: [] });
-      expect(errors).toEqual([]);
-      expect((await workpoolAdmin(t.h.store).get(waiting))!.resultKind).toBe("success");
-      // Samples older than 15 minutes are dropped.
-      t.clock.advance(15 * 60_000 + 1);
-      await sampler.sample();
-      expect(sampler.series("jobs").t).toEqual([t.clock.now()]);
-    });
-
     test("basePath: served under it only; bad options are refused naming the option", async () => {
       const { s } = await setUp({ basePath: "/ops/workpool" });
       expect(s.url).toMatch(/\/ops\/workpool\/$/);
@@ -261,4 +320,5 @@ export function defineDashboardTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(() => dashboardHandler({ store: {} })).toThrow(/store/);
     });
   });
+  defineDashboardChartTests(harness);
 }

@@ -3,7 +3,7 @@
  * (session, CSRF header, JSON bodies).
  */
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { dashboardHandler, type DashboardOptions } from "../../src/dashboard/index.js";
 
 /** A running dashboard. */
@@ -60,4 +60,25 @@ export async function postAction(
     body: JSON.stringify(body),
   });
   return { status: res.status, body: await res.json() };
+}
+
+/**
+ * Sends `head` (the request line and headers, without the blank line) as it is over a new
+ * connection to `base`'s host and port: for hostile requests fetch() would not send.
+ */
+export function rawRequest(base: string, head: string): Promise<{ status: number; headers: string; body: string }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname.replace(/^\[|\]$/g, ""));
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (text += chunk));
+    socket.on("error", reject);
+    socket.on("end", () => {
+      const [headers = "", ...rest] = text.split("\r\n\r\n");
+      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(headers)?.[1] ?? NaN);
+      resolve({ status, headers, body: rest.join("\r\n\r\n") });
+    });
+    socket.write(`${head}\r\nConnection: close\r\n\r\n`);
+  });
 }

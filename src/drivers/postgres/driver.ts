@@ -21,6 +21,7 @@
  */
 import type { Client, Pool, PoolClient } from "pg";
 import type { CancelableFilter, PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
+import type { ActivityRead } from "../../driver/admin-ops.js";
 import {
   DRIVER,
   type AttemptRef,
@@ -54,6 +55,7 @@ import { statementsFor, type Statements } from "./statements.js";
 import { TxChecker } from "./tx-check.js";
 import { isTransientPgError } from "./errors.js";
 import { Vacuumer, type VacuumSettings } from "./vacuum.js";
+import { PgActivity } from "./activity.js";
 import { PgAdmin } from "./admin.js";
 import { PgSchedules } from "./schedules.js";
 import { PgStoreLifecycle } from "./lifecycle.js";
@@ -103,6 +105,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   private readonly claimKeys = new ClaimKeys();
   private readonly vacuumer: Vacuumer | null;
   private readonly admin: PgAdmin;
+  private readonly activity: PgActivity;
   private readonly schedules: PgSchedules;
   /** Migrate and close, and the connections statements run on while the store is open. */
   private readonly lifecycle: PgStoreLifecycle;
@@ -122,6 +125,7 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     this.listener = new Listener(config.newListenClient, this.channel);
     const txChecker = new TxChecker(config.pool);
     this.admin = new PgAdmin(config.schema, this.channel);
+    this.activity = new PgActivity(config.schema);
     this.schedules = new PgSchedules(config.schema, this.channel);
     this.notifier = new Notifier(
       async (pool) => {
@@ -208,6 +212,10 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
 
   readPools(now: number, since: number): Promise<PoolRead[]> {
     return this.admin.readPools(this.openPool, now, since);
+  }
+
+  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]> {
+    return this.activity.read(this.openPool, pools, from, to, bucketMs);
   }
 
   listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]> {

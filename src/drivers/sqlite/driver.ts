@@ -16,6 +16,7 @@
  */
 import type { Database } from "better-sqlite3";
 import type { CancelableFilter, PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
+import type { ActivityRead } from "../../driver/admin-ops.js";
 import {
   DRIVER,
   type AttemptRef,
@@ -39,6 +40,7 @@ import { migrateSqlite } from "./migrate.js";
 import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import { toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor, type Statements } from "./statements.js";
+import { SqliteActivity } from "./activity.js";
 import { SqliteAdminStatements } from "./admin.js";
 import { claimRows } from "./claim.js";
 import { completeRows } from "./complete.js";
@@ -59,6 +61,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   private readonly stmts: Statements;
   private closed = false;
   private readonly admin: SqliteAdminStatements;
+  private readonly activity: SqliteActivity;
   private readonly schedules: SqliteSchedules;
   /** Who uses the connection when: the lock, our transactions, short reads and writes. */
   private readonly access: SqliteConnectionAccess;
@@ -80,6 +83,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     this.stmts = statementsFor(db);
     const txOps = new SqliteTxOps(db, this.stmts);
     this.admin = new SqliteAdminStatements(db);
+    this.activity = new SqliteActivity(db);
     this.schedules = new SqliteSchedules(db);
     this.access = new SqliteConnectionAccess(db, txOps);
     this.inserter = new SqliteWorkInserter(db, this.stmts, this.access, this.wakeups, () => this.closed);
@@ -218,6 +222,10 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   readPools(now: number, since: number): Promise<PoolRead[]> {
     return this.access.read(() => this.admin.readPools(now, since));
+  }
+
+  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]> {
+    return this.access.read(() => this.activity.read(pools, from, to, bucketMs));
   }
 
   listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]> {
