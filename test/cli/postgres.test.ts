@@ -18,6 +18,11 @@ defineCliTests({
       store: store as unknown as Store<unknown>,
       args: ["--db", DATABASE_URL, "--schema", schema],
       env: { vars: { DATABASE_URL }, args: ["--schema", schema] },
+      async updateWork(id, columns) {
+        const names = Object.keys(columns);
+        const set = names.map((c, i) => `${c} = $${i + 1}`).join(", ");
+        await adminQuery(`UPDATE "${schema}".work SET ${set} WHERE id = $${names.length + 1}`, [...Object.values(columns), id]);
+      },
       async dispose() {
         await store.close();
         await dropSchema(schema);
