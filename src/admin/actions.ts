@@ -1,6 +1,6 @@
 /**
  * What the admin API changes, each through the transition a pool would use: cancel
- * (cancelWork), retry (a new enqueue), purge (retention's delete, or cancel then delete),
+ * (cancelWork), retry (a new enqueue, recorded on the work it retries), purge (retention's delete, or cancel then delete),
  * and the pool's stored limit. None needs a handler: onComplete of work the admin
  * finishes is delivered by a worker of its pool (see runtime.ts).
  */
@@ -10,10 +10,14 @@ import type { Driver, NewWork } from "../driver/driver.js";
 import { InvalidArgumentError, UnknownWorkError } from "../errors.js";
 import { newWorkId } from "../ids.js";
 import { cancelWork } from "../internal/transitions/cancel.js";
-import { insertWork } from "../internal/transitions/enqueue.js";
 import { DEFAULT_MAX_PARALLELISM } from "../options.js";
 import type { WorkId } from "../types.js";
 import { adminRuntime } from "./runtime.js";
+
+/** The refusal of a second retry of `id`. */
+function alreadyRetried(id: string, retriedAs: string): InvalidArgumentError {
+  return new InvalidArgumentError("id", `work ${id} was already retried as ${retriedAs}`);
+}
 
 /** Rows listed and canceled or deleted per transaction. */
 const BATCH = 500;
@@ -53,7 +57,11 @@ export class AdminActions<Tx> {
     }
   }
 
-  /** Enqueues a finished failed or canceled work again, as new work with its handler, args and options. */
+  /**
+   * Enqueues a finished failed or canceled work again, as new work with its handler, args
+   * and options, and records the new work on it: a work is retried once. The check before
+   * the write is for the message; the store's write is what refuses a concurrent second retry.
+   */
   async retry(id: string): Promise<WorkId> {
     const row = await this.driver.readWorkDetail(id);
     if (!row) throw new UnknownWorkError(id);
@@ -62,6 +70,7 @@ export class AdminActions<Tx> {
       const what = row.state === "finished" ? `finished with ${kind}` : row.state;
       throw new InvalidArgumentError("id", `work ${id} is ${what}; only finished work that failed or was canceled can be retried`);
     }
+    if (row.retriedAs !== null) throw alreadyRetried(id, row.retriedAs);
     const now = this.clock.now();
     const work: NewWork = {
       id: newWorkId(now),
@@ -83,8 +92,11 @@ export class AdminActions<Tx> {
       uniqueKey: null,
       onConflict: "keep",
     };
-    await insertWork(adminRuntime(this.driver, row.pool, this.clock), [work], undefined);
-    return work.id as WorkId;
+    if (await this.driver.retryWork(id, work)) return work.id as WorkId;
+    // Another retry of this work won the race (or retention deleted it meanwhile).
+    const after = await this.driver.readWorkDetail(id);
+    if (after?.retriedAs == null) throw new UnknownWorkError(id);
+    throw alreadyRetried(id, after.retriedAs);
   }
 
   /** Deletes finished work of `pool` finished before `before` whose onComplete is settled. */

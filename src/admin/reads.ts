@@ -92,5 +92,6 @@ export function toWorkDetail(row: WorkDetailRow): WorkDetail {
     logLevel: meta.logLevel ?? null,
     traceparent: meta.trace?.traceparent ?? null,
     attemptHistory: attemptHistory(row, result),
+    retriedAs: row.retriedAs as WorkId | null,
   };
 }

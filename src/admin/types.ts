@@ -87,8 +87,12 @@ export interface WorkDetail extends WorkSummary {
   context: JsonValue | undefined;
   retry: { maxAttempts: number; initialBackoffMs: number; base: number } | null;
   timeoutMs: number | null;
-  /** The result while retained (finished work). */
-  result: { kind: "success"; returnValue: JsonValue | undefined } | { kind: "failed"; error: string } | { kind: "canceled" } | null;
+  /** The result while retained (finished work); a failure's `errorData` when its handler threw a WorkError with data. */
+  result:
+    | { kind: "success"; returnValue: JsonValue | undefined }
+    | { kind: "failed"; error: string; errorData?: JsonValue }
+    | { kind: "canceled" }
+    | null;
   /**
    * The onComplete handler and its delivery: `skipped` when the work finished with a
    * result kind its `onCompleteExcludeKinds` names.
@@ -102,6 +106,8 @@ export interface WorkDetail extends WorkSummary {
   traceparent: string | null;
   /** Oldest first, at most 10. */
   attemptHistory: AttemptRecord[];
+  /** The new work retry() made of this one, or null: a work is retried at most once. */
+  retriedAs: WorkId | null;
 }
 
 /** Options of admin.list(). */
@@ -150,7 +156,10 @@ export interface WorkpoolAdmin {
   cancel(id: string): Promise<boolean>;
   /** Cancels a pool's unfinished work enqueued before `before` (default: now), optionally of one handler. Returns how many. */
   cancelAll(pool: string, filter?: { before?: number; handler?: string; key?: string }): Promise<number>;
-  /** A finished failed or canceled work runs again as new work: returns the new id. */
+  /**
+   * A finished failed or canceled work runs again as new work: returns the new id. A work
+   * is retried once: a second retry (even a concurrent one) is refused, naming the first's work.
+   */
   retry(id: string): Promise<WorkId>;
   /**
    * Deletes a pool's finished work (finished before `before`), or cancels its pending work

@@ -37,7 +37,7 @@ export class Cli {
    */
   async withStore<T>(command: Command, fn: (admin: WorkpoolAdmin, opened: OpenStore) => Promise<T>, create = false): Promise<T> {
     const options = command.optsWithGlobals<GlobalOptions>();
-    const opened = await openStore(resolveDb(options.db, this.out.io.env), options.schema, create);
+    const opened = await openStore(resolveDb(options.db, this.out.env), options.schema, create);
     try {
       return await fn(workpoolAdmin(opened.store), opened);
     } catch (e) {

@@ -9,11 +9,15 @@ export const EXIT = {
   ok: 0,
   /** An unexpected error (a bug, or a store that refused the request). */
   error: 1,
-  /** Bad command line: unknown command or option, bad value. Nothing was done. */
+  /** Bad command line: unknown command or option, bad value, an id not in work-id format. Nothing was done. */
   usage: 2,
-  /** A work id, pool or database that does not exist. */
+  /** A work id, pool or database that does not exist (with several ids: the first that was not done; the others were). */
   notFound: 3,
-  /** A target exists but the action does not apply to it (cancel finished work, retry successful work, resume a pool that is not paused). */
+  /**
+   * A target exists but the action does not apply to it (cancel finished work, retry
+   * successful or already retried work, resume a pool that is not paused); with several
+   * ids, the first that was not done, and the others were.
+   */
   notApplicable: 4,
   /** The store could not be reached (connection refused, timed out, locked). Try again later. */
   unreachable: 5,

@@ -1,30 +1,36 @@
 /**
  * How the `workpool` command shows things to people: aligned tables (like `kubectl get`),
- * durations and relative times, key-value blocks; and how it reads times from them.
+ * durations and relative times, key-value blocks; and how it reads times from them. Every
+ * cell and value is escaped (terminal-text.ts) unless it is already shown text.
  */
 import { CliError, EXIT } from "./exit-codes.js";
+import { joinShown, shown, t, trimEnd, type Printable, type Shown } from "./terminal-text.js";
 
-/** Visible length of `text`, without ANSI colour codes. */
-function width(text: string): number {
+/** Visible length of shown text, without its colour codes (the only escape sequences it can hold). */
+function width(text: Shown): number {
   // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-9;]*m/g, "").length;
+  return text.text.replace(/\u001b\[[0-9;]*m/g, "").length;
 }
 
 /** Rows under upper-case headers, columns padded to their widest cell and three spaces apart. */
-export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ""))));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat(widths[i]! - width(c))))
-      .join("   ")
-      .trimEnd();
-  return [line(headers.map((h) => h.toUpperCase())), ...rows.map(line)].join("\n");
+export function table(headers: readonly string[], rows: readonly (readonly Printable[])[]): Shown {
+  const head = headers.map((h) => shown(h.toUpperCase()));
+  const body = rows.map((r) => headers.map((_, i) => shown(r[i] ?? "")));
+  const widths = head.map((h, i) => Math.max(width(h), ...body.map((r) => width(r[i]!))));
+  const line = (cells: readonly Shown[]): Shown => {
+    const padded = cells.map((c, i) => (i === cells.length - 1 ? c : t`${c}${" ".repeat(widths[i]! - width(c))}`));
+    return trimEnd(joinShown(padded, "   "));
+  };
+  return joinShown([line(head), ...body.map(line)], "\n");
 }
 
 /** Label-value lines with the values aligned. */
-export function block(pairs: readonly (readonly [string, string])[]): string {
+export function block(pairs: readonly (readonly [string, Printable])[]): Shown {
   const w = Math.max(...pairs.map(([k]) => k.length));
-  return pairs.map(([k, v]) => `${k.padEnd(w)}   ${v}`).join("\n");
+  return joinShown(
+    pairs.map(([k, v]) => t`${k.padEnd(w)}   ${v}`),
+    "\n",
+  );
 }
 
 /** A short duration: "850 ms", "12 s", "3 min", "5 h", "2 d". */
@@ -63,12 +69,24 @@ export function parseBefore(flag: string, value: string, now: number): number {
   const age = /^(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d|w)$/.exec(value.trim());
   if (age) return now - Number(age[1]) * UNITS[age[2]!]!;
   if (/^\d{10,}$/.test(value)) return Number(value);
-  const date = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isFinite(date)) return date;
+  const day = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
+  const date = day ? Date.parse(value) : Number.NaN;
+  if (Number.isFinite(date)) {
+    // Date.parse rolls an impossible day over (2030-02-31 is March 3): the day must read back as given.
+    if (isCalendarDay(Number(day![1]), Number(day![2]), Number(day![3]))) return date;
+    throw new CliError(`${flag}: ${day![0]} is not a day of the calendar, got "${value}"`, EXIT.usage);
+  }
   throw new CliError(
     `${flag}: expected an age (7d, 12h, 30m, 90s), a date (2030-01-31, 2030-01-31T12:00:00Z) or epoch ms, got "${value}"`,
     EXIT.usage,
   );
+}
+
+/** Whether year-month-day names a real day (no February 31). */
+function isCalendarDay(year: number, month: number, day: number): boolean {
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  return d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day;
 }
 
 /** A whole number option in [min, max], or a usage error naming `flag`. */

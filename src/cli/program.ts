@@ -10,6 +10,7 @@ import { Cli } from "./cli.js";
 import { COMMANDS } from "./commands/index.js";
 import { CliError, EXIT, type ExitCode } from "./exit-codes.js";
 import type { Io } from "./io.js";
+import { multiline, t } from "./terminal-text.js";
 
 /** The package's version, for --version (package.json is two levels above this module, in src/ and in dist/). */
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
@@ -17,7 +18,8 @@ const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.me
 const HELP_AFTER = `
 Read commands take --json; destructive ones ask first on a terminal unless --yes.
 Exit codes: 0 done, 1 error, 2 bad command line, 3 not found, 4 not applicable
-(e.g. cancel of finished work), 5 store unreachable, 6 declined at the prompt.`;
+(e.g. cancel of finished work), 5 store unreachable, 6 declined at the prompt.
+With several ids, each is acted on and reported; the code is the first failure's.`;
 
 /** The program with every command registered. */
 export function buildProgram(cli: Cli): Command {
@@ -35,8 +37,9 @@ export function buildProgram(cli: Cli): Command {
     .showHelpAfterError("(run workpool --help for usage)")
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => cli.out.io.stdout.write(text),
-      writeErr: (text) => cli.out.io.stderr.write(text),
+      // Help and usage errors, which may quote the command line.
+      writeOut: (text) => cli.out.write(multiline(text)),
+      writeErr: (text) => cli.out.write(multiline(text), "stderr"),
     });
   for (const register of COMMANDS) register(program, cli);
   for (const command of program.commands) command.exitOverride();
@@ -63,7 +66,8 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     return cli.exitCode;
   } catch (e) {
     const { code, message } = exitFor(e);
-    if (message !== null) cli.out.note(`workpool: ${message.replace(/^workpool: /, "")}`);
+    // On one line: the message may quote stored text or the command line.
+    if (message !== null) cli.out.note(t`workpool: ${message.replace(/^workpool: /, "")}`);
     return code;
   }
 }

@@ -39,6 +39,15 @@ export function unreachable(driver: Driver<unknown>, e: unknown): unknown {
   return e;
 }
 
+/** PostgreSQL's SQLSTATE for a connection to a database the server does not have. */
+const DATABASE_DOES_NOT_EXIST = "3D000";
+
+/** The SQLSTATE of a PostgreSQL error, or of the error it wraps; undefined for any other error. */
+function sqlState(e: unknown): unknown {
+  const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
+  return err?.code ?? err?.cause?.code;
+}
+
 function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
 }
@@ -74,6 +83,9 @@ export async function openStore(db: string, schema: string, create: boolean): Pr
       version = await driver.schemaVersion();
     } catch (e) {
       await store.close();
+      if (sqlState(e) === DATABASE_DOES_NOT_EXIST) {
+        throw new CliError(`${errorText(e)}; check --db (\`workpool migrate\` creates a schema, not a database)`, EXIT.notFound);
+      }
       throw unreachable(driver, e);
     }
     if (version === 0 && !create) {

@@ -3,7 +3,7 @@
  * pool summaries, listing and reading work, and the stored limit of a pool. Like the rest
  * of the interface it is internal; every time is a parameter.
  */
-import type { WorkRow } from "./driver.js";
+import type { NewWork, WorkRow } from "./driver.js";
 import type { RateLimit } from "../types.js";
 
 /** A state filter of a work listing (see AdminStateFilter in the admin API). */
@@ -100,6 +100,8 @@ export interface WorkListRow {
 export interface WorkDetailRow extends WorkRow {
   /** JSON text of the last failed attempts' records (oldest first), or null. */
   attemptLog: string | null;
+  /** The id of the work an admin retry made of this one, or null. */
+  retriedAs: string | null;
 }
 
 /** A change to a pool's stored limit: pause (0, remembering the limit), resume it, or set one. */
@@ -134,6 +136,13 @@ export interface AdminOps {
   listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]>;
   /** One work by id, whatever its pool, with its attempt log; null if there is none. */
   readWorkDetail(id: string): Promise<WorkDetailRow | null>;
+  /**
+   * Inserts `work` (pending) as the retry of the finished work `id` and records its id as
+   * that work's `retriedAs`, in one transaction, only while `id` is finished and has no
+   * `retriedAs`: of any number of concurrent calls for one id, one inserts. Wakes the pool's
+   * workers as an enqueue does. True if it inserted.
+   */
+  retryWork(id: string, work: NewWork): Promise<boolean>;
   /**
    * Applies `change` to the pool's stored limit and wakes its workers. A pause of a paused
    * pool, or a resume of one that is not paused, changes nothing. Setting a limit ends a

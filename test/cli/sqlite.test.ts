@@ -1,5 +1,6 @@
 /** The `workpool` CLI against SQLite files (see suite.ts). */
 import { existsSync } from "node:fs";
+import Database from "better-sqlite3";
 import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import type { Store } from "../../src/index.js";
 import { tempDbPath } from "../helpers/tmp.js";
@@ -14,6 +15,15 @@ defineCliTests({
       store: store as unknown as Store<unknown>,
       args: ["--db", tmp.path],
       env: { vars: { WORKPOOL_DB: tmp.path }, args: [] },
+      async updateWork(id, columns) {
+        const db = new Database(tmp.path);
+        try {
+          const names = Object.keys(columns);
+          db.prepare(`UPDATE workpool_work SET ${names.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`).run(...Object.values(columns), id);
+        } finally {
+          db.close();
+        }
+      },
       async dispose() {
         await store.close();
         tmp.remove();

@@ -4,76 +4,23 @@
  * defineCliTests with its target.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import { ManualClock, Workpool, type Store } from "../../src/index.js";
-import { quietLogger } from "../helpers/common.js";
 import { parseExposition } from "../helpers/prometheus.js";
-import { runCli, startCli, type CliRun } from "./run.js";
+import { runCli, startCli } from "./run.js";
+import { defineCliActingTests } from "./acting.js";
+import { column, expectExit, populate, useStores, type CliTarget } from "./target.js";
+import { defineTerminalSafetyTests } from "./terminal-safety.js";
 
-/** A store for one test, and the command-line arguments that name it. */
-export interface CliStore {
-  store: Store<unknown>;
-  args: string[];
-  /** The same store named through the environment instead of --db: the variables, and the arguments still needed. */
-  env: { vars: Record<string, string>; args: string[] };
-  dispose(): Promise<void>;
-}
-
-/** How a store's CLI tests get their stores. */
-export interface CliTarget {
-  name: string;
-  /** A migrated, empty store. */
-  create(): Promise<CliStore>;
-  /** Arguments naming a database (file or schema) that does not exist, and whether it exists now. */
-  absent(): Promise<{ args: string[]; exists(): Promise<boolean>; dispose(): Promise<void> }>;
-}
-
-/** The work the read tests look at, in pool "mail": the ids by what happened to them. */
-async function populate(store: Store<unknown>): Promise<Record<"ok1" | "ok2" | "failed" | "retrying" | "pending", string>> {
-  // Ids are ordered by time: a clock that moves 1 ms per enqueue makes their order the enqueue order.
-  const clock = new ManualClock(Date.now());
-  const pool = new Workpool(store, { name: "mail", logger: quietLogger, clock });
-  const step = (): void => clock.advance(1);
-  const send = pool.defineAction("send", (_c, to: string) => `sent to ${to}`);
-  const bounce = pool.defineAction("bounce", () => {
-    throw new TypeError("boom: mailbox does not exist");
-  });
-  const flaky = pool.defineAction("flaky", () => {
-    throw new Error("try later");
-  });
-  const ok1 = await pool.enqueueAction(send, "a@b.c", { name: "welcome" });
-  step();
-  const ok2 = await pool.enqueueAction(send, "d@e.f");
-  step();
-  const failed = await pool.enqueueAction(bounce, {});
-  step();
-  const retrying = await pool.enqueueAction(flaky, {}, { retry: { maxAttempts: 3, initialBackoffMs: 3_600_000, base: 2 } });
-  step();
-  const pending = await pool.enqueueAction(send, "later@b.c", { runAfter: 3_600_000, key: "tenant-7", logLevel: "DEBUG" });
-  await pool.runOnce();
-  return { ok1, ok2, failed, retrying, pending };
-}
-
-/** Expects a run to exit with `code`, showing its output when it does not. */
-function expectExit(run: CliRun, code: number): void {
-  expect({ code: run.code, stderr: run.stderr }).toMatchObject({ code });
-}
-
-/** The column at which `header` starts in a table's first line. */
-function column(table: string, header: string): number {
-  return table.split("\n")[0]!.indexOf(header);
-}
+export type { CliStore, CliTarget } from "./target.js";
 
 export function defineCliTests(target: CliTarget): void {
+  defineTerminalSafetyTests(target);
+  defineCliActingTests(target);
   describe(`workpool CLI: ${target.name}`, () => {
+    const fresh = useStores(target);
     const live: { dispose(): Promise<void> }[] = [];
     afterEach(async () => {
       for (const l of live.splice(0)) await l.dispose();
     });
-    const fresh = async (): Promise<CliStore> => {
-      const s = await target.create();
-      live.push(s);
-      return s;
-    };
 
     test("read commands refuse a database without workpool's schema (3) and create nothing; migrate creates it", async () => {
       const absent = await target.absent();
@@ -97,8 +44,10 @@ export function defineCliTests(target: CliTarget): void {
       const pools = await runCli([...s.args, "pools"]);
       expectExit(pools, 0);
       const [header, row] = pools.stdout.trimEnd().split("\n");
-      expect(header).toMatch(/^POOL {3,}LIMIT {3,}PENDING {3,}RETRYING {3,}RUNNING {3,}SUCCESS {3,}FAILED {3,}CANCELED {3,}OLDEST DUE/);
-      expect(row).toMatch(/^mail {3,}10 {3,}1 {3,}1 {3,}0 {3,}2 {3,}1 {3,}0 {3,}- {3,}4 {3,}3$/);
+      expect(header).toMatch(
+        /^POOL {3,}LIMIT {3,}KEY LIMIT {3,}RATE {3,}KEY RATE {3,}PENDING {3,}RETRYING {3,}RUNNING {3,}SUCCESS {3,}FAILED {3,}CANCELED {3,}OLDEST DUE/,
+      );
+      expect(row).toMatch(/^mail {3,}10 {3,}2 {3,}100\/1 min {3,}5\/1 s {3,}1 {3,}1 {3,}0 {3,}2 {3,}1 {3,}0 {3,}- {3,}4 {3,}3$/);
       for (const h of ["PENDING", "FAILED", "STARTED/MIN"]) expect(row![column(pools.stdout, h)]).toMatch(/\d/);
       expect(pools.stdout).not.toContain("\u001b[");
       const json = JSON.parse((await runCli([...s.args, "pools", "--json"])).stdout) as { name: string; counts: object }[];
@@ -106,7 +55,9 @@ export function defineCliTests(target: CliTarget): void {
 
       const stats = await runCli([...s.args, "stats", "mail"]);
       expectExit(stats, 0);
-      expect(stats.stdout).toMatch(/^Pool {8,}mail\nLimit {3,}10\nPending {3,}1\nRetrying {3,}1\n/);
+      expect(stats.stdout).toMatch(
+        /^Pool {3,}mail\nLimit {3,}10\nKey limit {3,}2\nRate limit {3,}100\/1 min\nKey rate limit {3,}5\/1 s\nPending {3,}1\nRetrying {3,}1\n/,
+      );
       expect(stats.stdout).toMatch(/Finished {3,}2 success, 1 failed, 0 canceled/);
       expect(stats.stdout).toMatch(/Last minute {3,}4 started, 3 finished, mean wait \S+/);
       expect(JSON.parse((await runCli([...s.args, "stats", "mail", "--json"])).stdout)).toMatchObject({ name: "mail" });
@@ -115,10 +66,13 @@ export function defineCliTests(target: CliTarget): void {
       const ls = await runCli([...s.args, "ls", "mail"]);
       expectExit(ls, 0);
       const lines = ls.stdout.trimEnd().split("\n");
-      expect(lines[0]).toMatch(/^ID {3,}HANDLER {3,}NAME {3,}STATE {3,}ATTEMPTS {3,}ENQUEUED {3,}STARTED {3,}FINISHED$/);
+      expect(lines[0]).toMatch(
+        /^ID {3,}HANDLER {3,}NAME {3,}KEY {3,}PRIORITY {3,}STATE {3,}ATTEMPTS {3,}ENQUEUED {3,}STARTED {3,}FINISHED$/,
+      );
       expect(lines.slice(1).map((l) => l.split(/ {3,}/)[0])).toEqual([ids.pending, ids.retrying, ids.failed, ids.ok2, ids.ok1]);
-      expect(lines[3]).toMatch(/bounce {3,}- {3,}failed {3,}1 {3,}(now|\d+ (ms|s) ago)/);
-      expect(lines[5]).toMatch(/send {3,}welcome {3,}success/);
+      expect(lines[1]).toMatch(/send {3,}- {3,}tenant-7 {3,}5 {3,}pending/);
+      expect(lines[3]).toMatch(/bounce {3,}- {3,}- {3,}0 {3,}failed {3,}1 {3,}(now|\d+ (ms|s) ago)/);
+      expect(lines[5]).toMatch(/send {3,}welcome {3,}- {3,}0 {3,}success/);
       expect(lines[2]).toMatch(/flaky .* retrying/);
       const failedOnly = JSON.parse((await runCli([...s.args, "ls", "mail", "--state", "failed", "--json"])).stdout) as {
         items: { id: string }[];
@@ -129,11 +83,16 @@ export function defineCliTests(target: CliTarget): void {
         items: { id: string }[];
       };
       expect(byKey.items.map((i) => i.id)).toEqual([ids.pending]);
-      const page = await runCli([...s.args, "ls", "mail", "--limit", "2"]);
-      const cursor = /--cursor (\S+)/.exec(page.stdout)![1]!;
-      expect(cursor).toBe(ids.retrying);
-      const next = await runCli([...s.args, "ls", "mail", "--limit", "2", "--cursor", cursor, "--json"]);
-      expect((JSON.parse(next.stdout) as { items: { id: string }[] }).items.map((i) => i.id)).toEqual([ids.failed, ids.ok2]);
+      // The line under a page repeats the command, every option kept (the store's included), for the next page.
+      const page = await runCli([...s.args, "ls", "mail", "--limit", "2", "--handler", "send"]);
+      const hint = /\nmore: (.*)\n$/.exec(page.stdout)![1]!;
+      expect(hint).toBe(`workpool ${s.args.join(" ")} ls mail --handler send --limit 2 --cursor ${ids.ok2}`);
+      const next = await runCli([...hint.split(" ").slice(1), "--json"]);
+      expect((JSON.parse(next.stdout) as { items: { id: string }[] }).items.map((i) => i.id)).toEqual([ids.ok1]);
+      const viaEnv = await runCli([...s.env.args, "ls", "mail", "--limit", "2"], s.env.vars);
+      expect(viaEnv.stdout).toContain(
+        `\nmore: ${["workpool", ...s.env.args, "ls", "mail", "--limit", "2", "--cursor", ids.retrying].join(" ")}\n`,
+      );
       expectExit(await runCli([...s.args, "ls", "nope"]), 3);
       expectExit(await runCli([...s.args, "ls", "mail", "--state", "broken"]), 2);
       expectExit(await runCli([...s.args, "ls", "mail", "--limit", "501"]), 2);
@@ -141,21 +100,27 @@ export function defineCliTests(target: CliTarget): void {
       const show = await runCli([...s.args, "show", ids.failed]);
       expectExit(show, 0);
       expect(show.stdout).toMatch(/^ID {9,}\S+\nPool {7,}mail\nHandler {4,}bounce \(action\)/);
-      expect(show.stdout).toMatch(/Result {3,}failed: boom: mailbox does not exist/);
+      expect(show.stdout).toMatch(/\nKey {3,}-\nPriority {3,}0\n/);
+      expect(show.stdout).toMatch(/Result {3,}failed: boom: mailbox does not exist\nError data {3,}\{"smtp":550\}\nRetried as {3,}-\n/);
       expect(show.stdout).toMatch(
-        /ATTEMPT {3,}OUTCOME {3,}STARTED {3,}TOOK {3,}ERROR\n1 {3,}failed .* TypeError: boom: mailbox does not exist/,
+        /ATTEMPT {3,}OUTCOME {3,}STARTED {3,}TOOK {3,}ERROR\n1 {3,}failed .* WorkError: boom: mailbox does not exist/,
       );
       expect(show.stdout).not.toContain("    at ");
       expect((await runCli([...s.args, "show", ids.failed, "--stack"])).stdout).toMatch(
-        /attempt 1\nTypeError: boom: mailbox does not exist\n {4}at /,
+        /attempt 1\nWorkError: boom: mailbox does not exist\n {4}at /,
       );
       const detail = JSON.parse((await runCli([...s.args, "show", ids.failed, "--json"])).stdout) as {
+        result: unknown;
+        retriedAs: null;
         attemptHistory: { error: { name: string; stack: string } }[];
       };
-      expect(detail.attemptHistory[0]!.error).toMatchObject({ name: "TypeError" });
+      expect(detail).toMatchObject({ result: { kind: "failed", errorData: { smtp: 550 } }, retriedAs: null });
+      expect(detail.attemptHistory[0]!.error).toMatchObject({ name: "WorkError" });
       expect(detail.attemptHistory[0]!.error.stack).toContain("boom");
       const pendingShow = await runCli([...s.args, "show", ids.pending]);
+      expect(pendingShow.stdout).toMatch(/\nKey {3,}tenant-7\nPriority {3,}5\n/);
       expect(pendingShow.stdout).toMatch(/\nLog level {3,}DEBUG\n/);
+      expect(pendingShow.stdout).not.toMatch(/Error data|Retried as/);
       expect(show.stdout).not.toContain("Log level");
       expectExit(await runCli([...s.args, "show", "00000000000000000000000000"]), 3);
       expectExit(await runCli([...s.args, "show", "not-an-id"]), 2);

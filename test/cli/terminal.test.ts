@@ -5,12 +5,14 @@
  * one.
  */
 import { PassThrough } from "node:stream";
+import Database from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
 import { run } from "../../src/cli/program.js";
 import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { Workpool } from "../../src/index.js";
 import { quietLogger } from "../helpers/common.js";
 import { tempDbPath } from "../helpers/tmp.js";
+import { ESCAPED, HOSTILE } from "./terminal-safety.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -79,4 +81,26 @@ test("on a terminal output is coloured, unless NO_COLOR is set", async () => {
   plain.io.env = { NO_COLOR: "1" };
   expect(await run(["--db", path, "pools"], plain.io)).toBe(0);
   expect(plain.output()).not.toContain("\u001b[");
+});
+
+test("on a terminal, the only escape sequences are the colours: stored text and prompts are escaped", async () => {
+  const { path, ids } = await storeWithPendingWork();
+  const db = new Database(path);
+  db.prepare("UPDATE workpool_work SET name = ?, key = ? WHERE id = ?").run(`n${HOSTILE}`, `k${HOSTILE}`, ids[0]);
+  db.close();
+  const tty = terminal(["n"]);
+  expect(await run(["--db", path, "ls", "mail"], tty.io)).toBe(0);
+  expect(await run(["--db", path, "show", ids[0]!], tty.io)).toBe(0);
+  expect(await run(["--db", path, "stats"], tty.io)).toBe(0);
+  expect(await run(["--db", path, "cancel-all", "mail", "--key", `k${HOSTILE}`], tty.io)).toBe(6);
+  const out = tty.output();
+  expect(out).toContain(`n${ESCAPED}`);
+  expect(out).toContain(`Cancel the unfinished work of pool "mail" (key k${ESCAPED})? [y/N]`);
+  // Up to the prompt (where readline moves the cursor and echoes the answer): colours, line feeds and printable text.
+  const printed = out.slice(0, out.indexOf("Cancel the unfinished"));
+  // eslint-disable-next-line no-control-regex
+  const uncoloured = printed.replace(/\u001b\[(\d+m|1G|0J)/g, "");
+  // eslint-disable-next-line no-control-regex
+  expect(uncoloured).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  expect(printed).toContain("\u001b[1mmail\u001b[22m"); // colour is on
 });

@@ -172,6 +172,55 @@ export function defineAdminActionTests<Tx>(harness: StoreHarness<Tx>): void {
       expect((await admin.get(third))!.resultKind).toBe("success");
     });
 
+    test("retry() of a work it already retried is refused, naming the new work; get() shows it as retriedAs", async () => {
+      const t = await ctx();
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      const w = await workerPool(harness, t);
+      const id = await w.pool.enqueueAction(w.job, { n: 1 });
+      await w.pool.runOnce();
+      expect((await admin.get(id))!.retriedAs).toBeNull();
+      const again = await admin.retry(id);
+      expect((await admin.get(id))!.retriedAs).toBe(again);
+      expect((await admin.get(again))!.retriedAs).toBeNull();
+      const second = admin.retry(id);
+      await expect(second).rejects.toThrow(InvalidArgumentError);
+      await expect(second).rejects.toThrow(`work ${id} was already retried as ${again}`);
+      expect(await harness.countWorkRows(t.h)).toBe(2);
+      // The new work, once it fails, may be retried in turn.
+      await w.pool.runOnce();
+      const third = await admin.retry(again);
+      expect((await admin.get(again))!.retriedAs).toBe(third);
+    });
+
+    test("concurrent retries of one work, from one store or two, make one new work", async () => {
+      const t = await ctx();
+      const elsewhere = await harness.secondStore(t.h);
+      try {
+        const admins = [workpoolAdmin(t.h.store, { clock: t.clock }), workpoolAdmin(elsewhere, { clock: t.clock })];
+        const w = await workerPool(harness, t);
+        const ids = await w.pool.enqueueActionBatch(w.job, [{ n: 1 }, { n: 2 }]);
+        await w.pool.runOnce();
+        for (const id of ids) {
+          // Four at once. One store serves its calls in order, so both of its calls read the work unretried before either writes.
+          const results = await Promise.allSettled([
+            admins[0]!.retry(id),
+            admins[0]!.retry(id),
+            admins[1]!.retry(id),
+            admins[1]!.retry(id),
+          ]);
+          const made = results.filter((r) => r.status === "fulfilled").map((r) => r.value);
+          expect(made).toHaveLength(1);
+          for (const r of results) {
+            if (r.status === "rejected") expect(String(r.reason)).toContain(`work ${id} was already retried as ${made[0]}`);
+          }
+          expect((await admins[1]!.get(id))!.retriedAs).toBe(made[0]);
+        }
+        expect(await harness.countWorkRows(t.h)).toBe(4);
+      } finally {
+        await elsewhere.close();
+      }
+    });
+
     test("purge() of finished work deletes it before a time, never while its onComplete is still to run", async () => {
       const t = await ctx();
       const admin = workpoolAdmin(t.h.store, { clock: t.clock });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { workpoolAdmin } from "../../src/admin/index.js";
-import { NonRetryableError, type WorkId } from "../../src/index.js";
+import { NonRetryableError, WorkError, type WorkId } from "../../src/index.js";
 import type { StoreHarness } from "./harness.js";
 import { deferred, nextEvent, T0, useTestContext } from "./context.js";
 
@@ -234,6 +234,26 @@ export function defineAdminReadTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(fourth.endedAt).toBeGreaterThanOrEqual(fourth.startedAt!);
       expect(w.attemptHistory[9]).toEqual({ attempt: 13, startedAt: w.startedAt, endedAt: w.finishedAt, outcome: "success" });
       expect(await admin.get("00000000000000000000000000")).toBeNull();
+    });
+
+    test("get() gives a failure's errorData, typed, and no retriedAs before a retry", async () => {
+      const t = await ctx();
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      const pool = t.pool({ name: "p" });
+      const charge = pool.defineAction("charge", () => {
+        throw new WorkError("card declined", { code: "declined", retryIn: [1, 2] });
+      });
+      const plain = pool.defineAction("plain", () => {
+        throw new Error("oops");
+      });
+      const [declined, oops] = [await pool.enqueueAction(charge, {}), await pool.enqueueAction(plain, {})];
+      await pool.runOnce();
+      const result = (await admin.get(declined))!.result;
+      // Narrowed to the failed result, whose type has errorData.
+      if (result?.kind !== "failed") throw new Error(`expected a failed result, got ${JSON.stringify(result)}`);
+      expect(result.errorData).toEqual({ code: "declined", retryIn: [1, 2] });
+      expect((await admin.get(oops))!).toMatchObject({ result: { kind: "failed", error: "oops" }, retriedAs: null });
+      expect((await admin.get(oops))!.result).not.toHaveProperty("errorData");
     });
 
     test("get() keeps a thrown non-Error's text, a final failure, and a lost worker's attempt", async () => {

@@ -4,13 +4,15 @@
  */
 import type { Command } from "commander";
 import type { WorkpoolAdmin } from "../../admin/types.js";
-import { InvalidArgumentError } from "../../errors.js";
+import { InvalidArgumentError, UnknownWorkError } from "../../errors.js";
+import { isWorkId } from "../../ids.js";
 import type { Cli } from "../cli.js";
-import { CliError, EXIT } from "../exit-codes.js";
+import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 import { parseBefore } from "../format.js";
+import { t, type Shown } from "../terminal-text.js";
 
 /** Asks on a terminal (unless `yes`); a "no" ends the command with the "declined" exit. */
-async function confirmOrStop(cli: Cli, yes: boolean | undefined, question: string): Promise<void> {
+async function confirmOrStop(cli: Cli, yes: boolean | undefined, question: Shown): Promise<void> {
   if (yes) return;
   if (!(await cli.out.confirm(question))) throw new CliError("nothing done", EXIT.declined);
 }
@@ -20,39 +22,62 @@ async function knownPool(admin: WorkpoolAdmin, pool: string): Promise<void> {
   if (!(await admin.pools()).some((p) => p.name === pool)) throw new CliError(`no pool named "${pool}" in this store`, EXIT.notFound);
 }
 
-type Outcome = { id: string; outcome: string; newId?: string; error?: string };
+/**
+ * Refuses ids that are not in work-id format before anything is done: a typo in the
+ * middle of a list would otherwise stop the command after it acted on the ids before it.
+ */
+function checkIds(ids: readonly string[]): void {
+  const bad = ids.filter((id) => !isWorkId(id));
+  if (bad.length) {
+    const list = bad.map((id) => JSON.stringify(id)).join(", ");
+    throw new CliError(`<id>: not a work id (26 characters, as enqueue returns it): ${list}; nothing was done`, EXIT.usage);
+  }
+}
 
-/** Prints per-id outcomes (a table of lines, or JSON). */
+/** What was done to one id: `failed` is the exit code it calls for when it was not done. */
+type Outcome = { id: string; outcome: string; newId?: string; error?: string; failed?: ExitCode };
+
+/** Prints per-id outcomes (a line each, or JSON). */
 function report(cli: Cli, json: boolean | undefined, outcomes: readonly Outcome[]): void {
-  if (json) return cli.out.json(outcomes);
+  if (json) return cli.out.json(outcomes.map(({ failed: _, ...o }) => o));
   for (const o of outcomes) {
     const text = o.newId ? `retried as ${o.newId}` : o.error ? `${o.outcome}: ${o.error}` : o.outcome;
-    cli.out.line(`${o.id}   ${o.outcome === "not found" || o.error ? cli.out.color.red(text) : text}`);
+    cli.out.line(t`${o.id}   ${o.failed ? cli.out.color.red(text) : text}`);
   }
 }
 
-async function cancelOne(cli: Cli, admin: WorkpoolAdmin, id: string): Promise<Outcome> {
+/**
+ * Acts on each id in turn and prints each one's outcome, also those done before an
+ * unexpected error (which then ends the command). The exit code is the first failed
+ * id's (see docs/operations.md); the others were done.
+ */
+async function eachId(cli: Cli, ids: readonly string[], json: boolean | undefined, act: (id: string) => Promise<Outcome>): Promise<void> {
+  const outcomes: Outcome[] = [];
+  try {
+    for (const id of ids) {
+      const outcome = await act(id);
+      if (outcome.failed) cli.fail(outcome.failed);
+      outcomes.push(outcome);
+    }
+  } finally {
+    report(cli, json, outcomes);
+  }
+}
+
+async function cancelOne(admin: WorkpoolAdmin, id: string): Promise<Outcome> {
   const before = await admin.get(id);
-  if (!before) {
-    cli.fail(EXIT.notFound);
-    return { id, outcome: "not found" };
-  }
+  if (!before) return { id, outcome: "not found", failed: EXIT.notFound };
   if (await admin.cancel(id)) return { id, outcome: before.state === "running" ? "cancel requested (running)" : "canceled" };
-  cli.fail(EXIT.notApplicable);
-  return { id, outcome: before.state === "finished" ? "already finished" : "already being canceled" };
+  return { id, outcome: before.state === "finished" ? "already finished" : "already being canceled", failed: EXIT.notApplicable };
 }
 
-async function retryOne(cli: Cli, admin: WorkpoolAdmin, id: string): Promise<Outcome> {
-  if (!(await admin.get(id))) {
-    cli.fail(EXIT.notFound);
-    return { id, outcome: "not found" };
-  }
+async function retryOne(admin: WorkpoolAdmin, id: string): Promise<Outcome> {
   try {
     return { id, outcome: "retried", newId: await admin.retry(id) };
   } catch (e) {
+    if (e instanceof UnknownWorkError) return { id, outcome: "not found", failed: EXIT.notFound };
     if (!(e instanceof InvalidArgumentError)) throw e;
-    cli.fail(EXIT.notApplicable);
-    return { id, outcome: "not retried", error: e.message.replace(/^workpool: id: /, "") };
+    return { id, outcome: "not retried", error: e.message.replace(/^workpool: id: /, ""), failed: EXIT.notApplicable };
   }
 }
 
@@ -65,11 +90,10 @@ export function registerCancels(program: Command, cli: Cli): void {
     .option("-y, --yes", "do not ask for confirmation")
     .option("--json", "print JSON")
     .action(async (ids: string[], o: { yes?: boolean; json?: boolean }, command: Command) => {
+      checkIds(ids);
       await cli.withStore(command, async (admin) => {
-        await confirmOrStop(cli, o.yes, `Cancel ${ids.length} work?`);
-        const outcomes: Outcome[] = [];
-        for (const id of ids) outcomes.push(await cancelOne(cli, admin, id));
-        report(cli, o.json, outcomes);
+        await confirmOrStop(cli, o.yes, t`Cancel ${ids.length} work?`);
+        await eachId(cli, ids, o.json, (id) => cancelOne(admin, id));
       });
     });
 
@@ -93,11 +117,11 @@ export function registerCancels(program: Command, cli: Cli): void {
           await confirmOrStop(
             cli,
             o.yes,
-            `Cancel the unfinished work of pool "${pool}"${o.handler ? ` (handler ${o.handler})` : ""}${o.key ? ` (key ${o.key})` : ""}?`,
+            t`Cancel the unfinished work of pool "${pool}"${o.handler ? t` (handler ${o.handler})` : ""}${o.key ? t` (key ${o.key})` : ""}?`,
           );
           const canceled = await admin.cancelAll(pool, filter);
           if (o.json) cli.out.json({ pool, canceled });
-          else cli.out.line(`canceled ${canceled} work in pool "${pool}"`);
+          else cli.out.line(t`canceled ${canceled} work in pool "${pool}"`);
         });
       },
     );
@@ -111,10 +135,9 @@ export function registerRetryAndPurge(program: Command, cli: Cli): void {
     .argument("<id...>", "work ids")
     .option("--json", "print JSON")
     .action(async (ids: string[], o: { json?: boolean }, command: Command) => {
+      checkIds(ids);
       await cli.withStore(command, async (admin) => {
-        const outcomes: Outcome[] = [];
-        for (const id of ids) outcomes.push(await retryOne(cli, admin, id));
-        report(cli, o.json, outcomes);
+        await eachId(cli, ids, o.json, (id) => retryOne(admin, id));
       });
     });
 
@@ -139,10 +162,10 @@ export function registerRetryAndPurge(program: Command, cli: Cli): void {
         if (o.before !== undefined) options.before = parseBefore("--before", o.before, Date.now());
         await cli.withStore(command, async (admin) => {
           await knownPool(admin, pool);
-          await confirmOrStop(cli, o.yes, `Purge the ${state} work of pool "${pool}"${o.before ? ` (before ${o.before})` : ""}?`);
+          await confirmOrStop(cli, o.yes, t`Purge the ${state} work of pool "${pool}"${o.before ? t` (before ${o.before})` : ""}?`);
           const purged = await admin.purge(pool, options);
           if (o.json) cli.out.json({ pool, state, purged });
-          else cli.out.line(`purged ${purged} ${state} work from pool "${pool}"`);
+          else cli.out.line(t`purged ${purged} ${state} work from pool "${pool}"`);
         });
       },
     );

@@ -9,6 +9,7 @@ import { isLoopback } from "../../dashboard/options.js";
 import type { Cli } from "../cli.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { parseCount } from "../format.js";
+import { t } from "../terminal-text.js";
 
 interface DashboardFlags {
   port: string;
@@ -27,7 +28,7 @@ export function registerDashboard(program: Command, cli: Cli): void {
     .addHelpText("after", "\nSet WORKPOOL_DASHBOARD_TOKEN (16+ characters) to require a token; it is needed on any host but loopback.")
     .action(async (o: DashboardFlags, command: Command) => {
       const port = parseCount("--port", o.port, 0, 65535);
-      const token = cli.out.io.env.WORKPOOL_DASHBOARD_TOKEN || undefined;
+      const token = cli.out.env.WORKPOOL_DASHBOARD_TOKEN || undefined;
       if (!isLoopback(o.host) && token === undefined) {
         throw new CliError(
           `refusing to serve the dashboard on ${o.host} without auth: anyone who reaches it could cancel and purge work. ` +
@@ -45,8 +46,8 @@ export function registerDashboard(program: Command, cli: Cli): void {
         const address = server.address();
         const bound = typeof address === "object" && address ? address.port : port;
         const host = o.host.includes(":") ? `[${o.host}]` : o.host;
-        cli.out.line(`workpool dashboard on http://${host}:${bound}/${token ? "?token=<WORKPOOL_DASHBOARD_TOKEN>" : ""}`);
-        cli.out.note(`serving ${opened.label}${o.readOnly ? " read-only" : ""} (Ctrl-C to stop)`);
+        cli.out.line(t`workpool dashboard on http://${host}:${bound}/${token ? "?token=<WORKPOOL_DASHBOARD_TOKEN>" : ""}`);
+        cli.out.note(t`serving ${opened.label}${o.readOnly ? " read-only" : ""} (Ctrl-C to stop)`);
         await new Promise<void>((resolve) => {
           process.once("SIGINT", resolve);
           process.once("SIGTERM", resolve);

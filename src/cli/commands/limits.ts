@@ -8,6 +8,7 @@ import { MAX_PARALLELISM } from "../../options.js";
 import type { Cli } from "../cli.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { parseCount } from "../format.js";
+import { t, type Shown } from "../terminal-text.js";
 
 async function poolNamed(admin: WorkpoolAdmin, pool: string): Promise<PoolSummary> {
   const found = (await admin.pools()).find((p) => p.name === pool);
@@ -17,7 +18,7 @@ async function poolNamed(admin: WorkpoolAdmin, pool: string): Promise<PoolSummar
 
 /** Registers `pause`, `resume` and `set-parallelism`. */
 export function registerLimits(program: Command, cli: Cli): void {
-  const print = (json: boolean | undefined, value: object, text: string): void => (json ? cli.out.json(value) : cli.out.line(text));
+  const print = (json: boolean | undefined, value: object, text: Shown): void => (json ? cli.out.json(value) : cli.out.line(text));
 
   program
     .command("pause")
@@ -28,13 +29,13 @@ export function registerLimits(program: Command, cli: Cli): void {
       await cli.withStore(command, async (admin) => {
         const before = await poolNamed(admin, pool);
         if (before.pausedFrom !== null) {
-          return print(o.json, { pool, paused: true, pausedFrom: before.pausedFrom }, `pool "${pool}" is already paused`);
+          return print(o.json, { pool, paused: true, pausedFrom: before.pausedFrom }, t`pool "${pool}" is already paused`);
         }
         await admin.pause(pool);
         print(
           o.json,
           { pool, paused: true, pausedFrom: before.maxParallelism },
-          `paused pool "${pool}" (resume restores ${before.maxParallelism})`,
+          t`paused pool "${pool}" (resume restores ${before.maxParallelism})`,
         );
       });
     });
@@ -49,10 +50,10 @@ export function registerLimits(program: Command, cli: Cli): void {
         const before = await poolNamed(admin, pool);
         if (before.pausedFrom === null) {
           cli.fail(EXIT.notApplicable);
-          return print(o.json, { pool, paused: false, maxParallelism: before.maxParallelism }, `pool "${pool}" is not paused`);
+          return print(o.json, { pool, paused: false, maxParallelism: before.maxParallelism }, t`pool "${pool}" is not paused`);
         }
         await admin.resume(pool);
-        print(o.json, { pool, paused: false, maxParallelism: before.pausedFrom }, `resumed pool "${pool}" at ${before.pausedFrom}`);
+        print(o.json, { pool, paused: false, maxParallelism: before.pausedFrom }, t`resumed pool "${pool}" at ${before.pausedFrom}`);
       });
     });
 
@@ -67,7 +68,7 @@ export function registerLimits(program: Command, cli: Cli): void {
       await cli.withStore(command, async (admin) => {
         await poolNamed(admin, pool);
         await admin.setParallelism(pool, limit);
-        print(o.json, { pool, maxParallelism: limit }, `set pool "${pool}" to maxParallelism ${limit}`);
+        print(o.json, { pool, maxParallelism: limit }, t`set pool "${pool}" to maxParallelism ${limit}`);
       });
     });
 }

@@ -3,53 +3,79 @@
  * full, refreshed with --watch).
  */
 import type { Command } from "commander";
-import type { PoolSummary, WorkpoolAdmin } from "../../admin/types.js";
+import type { PoolSummary, RateLimit, WorkpoolAdmin } from "../../admin/types.js";
 import type { Cli } from "../cli.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { block, duration, parseCount, table } from "../format.js";
-import type { Colors } from "../io.js";
+import { joinShown, t, type Colors, type Printable, type Shown } from "../terminal-text.js";
 
 /** "10", or "paused (10)" while paused. */
-function limit(p: PoolSummary, c: Colors): string {
-  return p.pausedFrom === null ? String(p.maxParallelism) : c.yellow(`paused (${p.pausedFrom})`);
+function limit(p: PoolSummary, c: Colors): Printable {
+  return p.pausedFrom === null ? p.maxParallelism : c.yellow(`paused (${p.pausedFrom})`);
 }
 
 function age(ms: number | null): string {
   return ms === null ? "-" : duration(ms);
 }
 
+/** "100/1 min", or `none` when unset. */
+function rate(r: RateLimit | null, none: string): string {
+  return r === null ? none : `${r.limit}/${duration(r.periodMs)}`;
+}
+
 /** The pools as a table. */
-export function poolsTable(pools: readonly PoolSummary[], c: Colors): string {
+export function poolsTable(pools: readonly PoolSummary[], c: Colors): Shown {
   return table(
-    ["pool", "limit", "pending", "retrying", "running", "success", "failed", "canceled", "oldest due", "started/min", "finished/min"],
+    [
+      "pool",
+      "limit",
+      "key limit",
+      "rate",
+      "key rate",
+      "pending",
+      "retrying",
+      "running",
+      "success",
+      "failed",
+      "canceled",
+      "oldest due",
+      "started/min",
+      "finished/min",
+    ],
     pools.map((p) => [
       p.name,
       limit(p, c),
-      String(p.counts.pending),
-      String(p.counts.retrying),
-      String(p.counts.running),
-      String(p.counts.success),
-      p.counts.failed ? c.red(String(p.counts.failed)) : "0",
-      String(p.counts.canceled),
+      p.keyParallelism ?? "-",
+      rate(p.rateLimit, "-"),
+      rate(p.keyRateLimit, "-"),
+      p.counts.pending,
+      p.counts.retrying,
+      p.counts.running,
+      p.counts.success,
+      p.counts.failed ? c.red(p.counts.failed) : "0",
+      p.counts.canceled,
       age(p.oldestPendingAgeMs),
-      String(p.lastMinute.started),
-      String(p.lastMinute.finished),
+      p.lastMinute.started,
+      p.lastMinute.finished,
     ]),
   );
 }
 
 /** One pool in full. */
-function poolBlock(p: PoolSummary, c: Colors): string {
+function poolBlock(p: PoolSummary, c: Colors): Shown {
   const { counts } = p;
   return block([
     ["Pool", c.bold(p.name)],
-    ["Limit", p.pausedFrom === null ? String(p.maxParallelism) : c.yellow(`paused (resume restores ${p.pausedFrom})`)],
+    ["Limit", p.pausedFrom === null ? p.maxParallelism : c.yellow(`paused (resume restores ${p.pausedFrom})`)],
+    ["Key limit", p.keyParallelism ?? "none"],
+    ["Rate limit", rate(p.rateLimit, "none")],
+    ["Key rate limit", rate(p.keyRateLimit, "none")],
     ["Pending", `${counts.pending}${p.oldestPendingAgeMs === null ? "" : `, oldest due for ${duration(p.oldestPendingAgeMs)}`}`],
-    ["Retrying", String(counts.retrying)],
-    ["Running", String(counts.running)],
+    ["Retrying", counts.retrying],
+    ["Running", counts.running],
     [
       "Finished",
-      `${counts.success} success, ${counts.failed ? c.red(`${counts.failed} failed`) : "0 failed"}, ${counts.canceled} canceled`,
+      t`${counts.success} success, ${counts.failed ? c.red(`${counts.failed} failed`) : "0 failed"}, ${counts.canceled} canceled`,
     ],
     [
       "Last minute",
@@ -63,8 +89,14 @@ async function printStats(cli: Cli, admin: WorkpoolAdmin, pool: string | undefin
   const pools = (await admin.pools()).filter((p) => pool === undefined || p.name === pool);
   if (pool !== undefined && pools.length === 0) throw new CliError(`no pool named "${pool}" in this store`, EXIT.notFound);
   if (json) cli.out.json(pool === undefined ? pools : pools[0]);
-  else if (pools.length === 0) cli.out.line("no pools in this store");
-  else cli.out.line(pools.map((p) => poolBlock(p, cli.out.color)).join("\n\n"));
+  else if (pools.length === 0) cli.out.line(t`no pools in this store`);
+  else
+    cli.out.line(
+      joinShown(
+        pools.map((p) => poolBlock(p, cli.out.color)),
+        "\n\n",
+      ),
+    );
 }
 
 /** Runs `frame` every `seconds` until SIGINT or SIGTERM; clears the screen between frames on a terminal. */
@@ -75,7 +107,7 @@ async function watch(cli: Cli, seconds: number, frame: () => Promise<void>): Pro
   process.once("SIGTERM", stop);
   try {
     for (;;) {
-      if (cli.out.interactive) cli.out.io.stdout.write("\u001b[2J\u001b[H");
+      cli.out.clearScreen();
       cli.out.line(cli.out.color.dim(`${new Date().toISOString()}  (every ${seconds} s; Ctrl-C to stop)`));
       await frame();
       let timer: NodeJS.Timeout | undefined;
@@ -94,19 +126,19 @@ async function watch(cli: Cli, seconds: number, frame: () => Promise<void>): Pro
 export function registerPools(program: Command, cli: Cli): void {
   program
     .command("pools")
-    .description("list every pool of the store with its limit and counts")
+    .description("list every pool of the store with its limits and counts")
     .option("--json", "print JSON (admin.pools())")
     .action(async (options: { json?: boolean }, command: Command) => {
       await cli.withStore(command, async (admin) => {
         const pools = await admin.pools();
         if (options.json) cli.out.json(pools);
-        else cli.out.line(pools.length ? poolsTable(pools, cli.out.color) : "no pools in this store");
+        else cli.out.line(pools.length ? poolsTable(pools, cli.out.color) : t`no pools in this store`);
       });
     });
 
   program
     .command("stats")
-    .description("show each pool (or one) in full: limit, counts, oldest due work, last minute")
+    .description("show each pool (or one) in full: limits, counts, oldest due work, last minute")
     .argument("[pool]", "only this pool")
     .option("--watch", "refresh until interrupted")
     .option("--interval <seconds>", "refresh interval with --watch", "2")

@@ -8,6 +8,7 @@ import type { WorkpoolAdmin } from "../../admin/types.js";
 import { errorText } from "../../error-text.js";
 import type { Cli } from "../cli.js";
 import { parseCount } from "../format.js";
+import { multiline, t } from "../terminal-text.js";
 
 /** Serves GET /metrics on `host:port` until SIGINT or SIGTERM. */
 async function serve(cli: Cli, admin: WorkpoolAdmin, host: string, port: number): Promise<void> {
@@ -30,7 +31,7 @@ async function serve(cli: Cli, admin: WorkpoolAdmin, host: string, port: number)
     typeof address === "object" && address
       ? `${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`
       : String(address);
-  cli.out.note(`serving Prometheus metrics on http://${shown}/metrics (Ctrl-C to stop)`);
+  cli.out.note(t`serving Prometheus metrics on http://${shown}/metrics (Ctrl-C to stop)`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
@@ -54,7 +55,7 @@ export function registerStore(program: Command, cli: Cli): void {
           if (o.json) cli.out.json({ from, to });
           else
             cli.out.line(
-              from === to ? `${opened.label} is up to date (version ${to})` : `migrated ${opened.label} from version ${from} to ${to}`,
+              from === to ? t`${opened.label} is up to date (version ${to})` : t`migrated ${opened.label} from version ${from} to ${to}`,
             );
         },
         true,
@@ -73,7 +74,8 @@ export function registerStore(program: Command, cli: Cli): void {
       await cli.withStore(command, async (admin) => {
         if (o.serve) return serve(cli, admin, o.host, port);
         if (o.json) return cli.out.json(await admin.registry.getMetricsAsJSON());
-        cli.out.io.stdout.write(await admin.metrics());
+        // Pool and handler names reach the exposition as label values: escaped like any stored text.
+        cli.out.write(multiline(await admin.metrics()));
       });
     });
 }

@@ -8,10 +8,11 @@ import { ADMIN_STATE_FILTERS } from "../../admin/validate.js";
 import type { Cli } from "../cli.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { ago, block, duration, parseCount, table, when } from "../format.js";
-import type { Colors } from "../io.js";
+import { joinShown, jsonText, multiline, t, type Colors, type Printable, type Shown } from "../terminal-text.js";
+import { repeatCommand } from "../repeat.js";
 
 /** The state a person reads: pending, retrying, running, or how finished work ended. */
-function stateOf(w: WorkSummary, c: Colors): string {
+function stateOf(w: WorkSummary, c: Colors): Printable {
   if (w.state === "finished") {
     const kind = w.resultKind ?? "finished";
     return kind === "failed" ? c.red(kind) : kind === "success" ? c.green(kind) : c.dim(kind);
@@ -20,15 +21,17 @@ function stateOf(w: WorkSummary, c: Colors): string {
   return c.cyan("running");
 }
 
-function workTable(items: readonly WorkSummary[], c: Colors, now: number): string {
+function workTable(items: readonly WorkSummary[], c: Colors, now: number): Shown {
   return table(
-    ["id", "handler", "name", "state", "attempts", "enqueued", "started", "finished"],
+    ["id", "handler", "name", "key", "priority", "state", "attempts", "enqueued", "started", "finished"],
     items.map((w) => [
       w.id,
       w.handler,
       w.name ?? "-",
+      w.key ?? "-",
+      w.priority,
       stateOf(w, c),
-      String(w.attempts),
+      w.attempts,
       ago(w.enqueuedAt, now),
       ago(w.startedAt, now),
       ago(w.finishedAt, now),
@@ -36,26 +39,34 @@ function workTable(items: readonly WorkSummary[], c: Colors, now: number): strin
   );
 }
 
-function compactJson(value: unknown): string {
-  return value === undefined ? "-" : JSON.stringify(value);
+function compactJson(value: unknown): Printable {
+  return value === undefined ? "-" : jsonText(value, 0);
 }
 
-function resultText(w: WorkDetail, c: Colors): string {
+function resultText(w: WorkDetail, c: Colors): Printable {
   if (!w.result) return "-";
   if (w.result.kind === "failed") return c.red(`failed: ${w.result.error}`);
   if (w.result.kind === "canceled") return "canceled";
-  return `success: ${compactJson(w.result.returnValue)}`;
+  return t`success: ${compactJson(w.result.returnValue)}`;
+}
+
+/** The work a failed or canceled work was retried as: "-" until it is; nothing for other work. */
+function retriedAs(w: WorkDetail): [string, Printable][] {
+  const retryable = w.resultKind === "failed" || w.resultKind === "canceled";
+  return retryable || w.retriedAs !== null ? [["Retried as", w.retriedAs ?? "-"]] : [];
 }
 
 /** One work in full, then its attempts (with each failure's stack when `stacks`). */
-function detail(w: WorkDetail, c: Colors, now: number, stacks: boolean): string {
-  const pairs: [string, string][] = [
+function detail(w: WorkDetail, c: Colors, now: number, stacks: boolean): Shown {
+  const pairs: [string, Printable][] = [
     ["ID", w.id],
     ["Pool", w.pool],
     ["Handler", `${w.handler} (${w.kind})`],
     ["Name", w.name ?? "-"],
-    ["State", w.state === "finished" ? `finished, ${stateOf(w, c)}` : stateOf(w, c)],
-    ["Attempts", String(w.attempts)],
+    ["Key", w.key ?? "-"],
+    ["Priority", w.priority],
+    ["State", w.state === "finished" ? t`finished, ${stateOf(w, c)}` : stateOf(w, c)],
+    ["Attempts", w.attempts],
     ["Enqueued", when(w.enqueuedAt, now)],
     ["Run at", when(w.runAt, now)],
     ["Started", when(w.startedAt, now)],
@@ -65,20 +76,21 @@ function detail(w: WorkDetail, c: Colors, now: number, stacks: boolean): string 
     ["Args", compactJson(w.args)],
     ["Context", compactJson(w.context)],
     ["Result", resultText(w, c)],
-    [
-      "onComplete",
-      w.onComplete
-        ? `${w.onComplete.handler}: ${w.onComplete.state}${w.onComplete.failedAttempts ? `, ${w.onComplete.failedAttempts} failed tries` : ""}${w.onComplete.error ? ` (${w.onComplete.error})` : ""}`
-        : "-",
-    ],
   ];
+  if (w.result?.kind === "failed" && w.result.errorData !== undefined) pairs.push(["Error data", compactJson(w.result.errorData)]);
+  pairs.push(...retriedAs(w), [
+    "onComplete",
+    w.onComplete
+      ? `${w.onComplete.handler}: ${w.onComplete.state}${w.onComplete.failedAttempts ? `, ${w.onComplete.failedAttempts} failed tries` : ""}${w.onComplete.error ? ` (${w.onComplete.error})` : ""}`
+      : "-",
+  ]);
   if (w.onCompleteExcludeKinds.length) pairs.push(["onComplete skipped for", w.onCompleteExcludeKinds.join(", ")]);
   if (w.logLevel !== null) pairs.push(["Log level", w.logLevel]);
   if (w.traceparent !== null) pairs.push(["Trace", w.traceparent]);
   const parts = [block(pairs)];
   if (w.attemptHistory.length) {
     const rows = w.attemptHistory.map((a) => [
-      String(a.attempt),
+      a.attempt,
       a.outcome === "failed" || a.outcome === "lost" ? c.red(a.outcome) : a.outcome,
       ago(a.startedAt, now),
       a.startedAt === null ? "-" : duration(a.endedAt - a.startedAt),
@@ -86,10 +98,11 @@ function detail(w: WorkDetail, c: Colors, now: number, stacks: boolean): string 
     ]);
     parts.push(table(["attempt", "outcome", "started", "took", "error"], rows));
     if (stacks) {
-      for (const a of w.attemptHistory) if (a.error?.stack) parts.push(`${c.bold(`attempt ${a.attempt}`)}\n${a.error.stack}`);
+      // A stack's line breaks are its layout; every other control character is escaped.
+      for (const a of w.attemptHistory) if (a.error?.stack) parts.push(t`${c.bold(`attempt ${a.attempt}`)}\n${multiline(a.error.stack)}`);
     }
   }
-  return parts.join("\n\n");
+  return joinShown(parts, "\n\n");
 }
 
 /** Registers `ls` and `show`. */
@@ -126,9 +139,9 @@ export function registerWork(program: Command, cli: Cli): void {
             throw new CliError(`no pool named "${pool}" in this store`, EXIT.notFound);
           }
           if (o.json) return cli.out.json(page);
-          if (!page.items.length) return cli.out.line(o.cursor ? "no more work" : `no work in pool "${pool}" matches`);
+          if (!page.items.length) return cli.out.line(o.cursor ? t`no more work` : t`no work in pool "${pool}" matches`);
           cli.out.line(workTable(page.items, cli.out.color, Date.now()));
-          if (page.cursor) cli.out.line(cli.out.color.dim(`\nmore: workpool ls ${pool} --cursor ${page.cursor}`));
+          if (page.cursor) cli.out.line(t`\n${cli.out.color.dim(`more: ${repeatCommand(command, [pool], { cursor: page.cursor })}`)}`);
         });
       },
     );

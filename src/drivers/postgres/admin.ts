@@ -9,7 +9,8 @@ import type { PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListR
 import type { Pool } from "pg";
 import { inTransaction, run, type Queryable } from "./connection.js";
 import { quoteIdent } from "./names.js";
-import { toWorkRow, type PgWorkRow } from "./rows.js";
+import type { NewWork } from "../../driver/driver.js";
+import { insertParams, toWorkRow, type PgWorkRow } from "./rows.js";
 import { WORK_COLUMNS, type Statement } from "./statements.js";
 
 /** The listing's state filters, on the work row `w`. The finished kinds repeat the partial index's term. */
@@ -84,7 +85,23 @@ function adminSql(schema: string) {
       SELECT n.pool AS name, p.max_parallelism, p.paused_from, p.key_parallelism, p.rate_limit, p.rate_period_ms,
       p.key_rate_limit, p.key_rate_period_ms, ${poolCounts(work)}
       FROM n LEFT JOIN ${s}.pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`),
-    readWorkDetail: named(`SELECT ${WORK_COLUMNS.join(", ")}, attempt_log::text AS attempt_log FROM ${work} WHERE id = $1::text`),
+    readWorkDetail: named(
+      `SELECT ${WORK_COLUMNS.join(", ")}, attempt_log::text AS attempt_log, retried_as FROM ${work} WHERE id = $1::text`,
+    ),
+    // $1..$15 the new work's columns (as insertOne), $16 the retried work, $17 channel. One statement: the
+    // retried work is marked only while unmarked (a concurrent retry waits for the row, then finds it
+    // marked), and the new work is inserted, with its NOTIFY, only from the mark.
+    retryWork: named(`WITH mark AS (
+        UPDATE ${work} SET retried_as = $1::text WHERE id = $16::text AND state = 'finished' AND retried_as IS NULL
+        RETURNING pool),
+      ins AS (
+        INSERT INTO ${work} (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete,
+          context, priority, key, meta)
+        SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'pending', $7::bigint, $8::bigint, $9::text,
+          $10::bigint, $11::text, $12::text, $13::int, $14::text, $15::text
+        FROM mark
+        RETURNING pool)
+      SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(pg_notify($17::text, ins.pool)) FROM ins)::int AS notified`),
     // $1 pool, $2 channel (the workers of every process re-read the limit), $3 new limit.
     pause: named(`WITH u AS (UPDATE ${s}.pools SET paused_from = max_parallelism, max_parallelism = 0
         WHERE name = $1::text AND paused_from IS NULL RETURNING name)
@@ -222,9 +239,16 @@ export class PgAdmin {
   }
 
   async readWorkDetail(db: Queryable, id: string): Promise<WorkDetailRow | null> {
-    const { rows } = await run<PgWorkRow & { attempt_log: string | null }>(db, this.sql.readWorkDetail, [id]);
+    const { rows } = await run<PgWorkRow & { attempt_log: string | null; retried_as: string | null }>(db, this.sql.readWorkDetail, [id]);
     const row = rows[0];
-    return row ? { ...toWorkRow(row), attemptLog: row.attempt_log } : null;
+    return row ? { ...toWorkRow(row), attemptLog: row.attempt_log, retriedAs: row.retried_as } : null;
+  }
+
+  /** Records `work` as the retry of `id` and inserts it (see AdminOps.retryWork); false if `id` is not finished or was retried. */
+  async retryWork(db: Queryable, id: string, work: NewWork): Promise<boolean> {
+    const columns = insertParams([work]).params.slice(0, 15);
+    const { rows } = await run<{ inserted: number }>(db, this.sql.retryWork, [...columns, id, this.channel]);
+    return rows[0]!.inserted > 0;
   }
 
   async changePoolLimit(db: Queryable, pool: string, change: PoolLimitChange): Promise<void> {

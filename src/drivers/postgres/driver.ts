@@ -226,6 +226,10 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     return this.admin.readWorkDetail(this.app, id);
   }
 
+  retryWork(id: string, work: NewWork): Promise<boolean> {
+    return this.admin.retryWork(this.app, id, work);
+  }
+
   changePoolLimit(pool: string, change: PoolLimitChange): Promise<void> {
     return this.admin.changePoolLimit(this.app, pool, change);
   }

@@ -696,7 +696,8 @@ CREATE TABLE :"schema".work (
     unique_key text,
     parked boolean DEFAULT false NOT NULL,
     attempt_log jsonb,
-    meta text
+    meta text,
+    retried_as text
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_analyze_scale_factor='0.05');
 

@@ -6,7 +6,9 @@
  */
 import type { Database, Statement } from "better-sqlite3";
 import type { PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow, WorkListState } from "../../driver/admin-ops.js";
-import { toWorkRow, type SqliteWorkRow } from "./rows.js";
+import type { NewWork } from "../../driver/driver.js";
+import { insertValues, toWorkRow, type SqliteWorkRow } from "./rows.js";
+import { statementsFor } from "./statements.js";
 
 /** The listing's state filters. The finished kinds repeat the partial index's term, so SQLite uses it. */
 const STATE_SQL: Record<WorkListState, string> = {
@@ -80,6 +82,8 @@ const SQL = {
       p.key_rate_limit, p.key_rate_period_ms, ${POOL_COUNTS}
     FROM n LEFT JOIN workpool_pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`,
   readWorkDetail: `SELECT * FROM workpool_work WHERE id = ?`,
+  // A work is retried once: the caller inserts the retry only if this changed the row.
+  markRetried: `UPDATE workpool_work SET retried_as = ? WHERE id = ? AND state = 'finished' AND retried_as IS NULL`,
   pause: `UPDATE workpool_pools SET paused_from = max_parallelism, max_parallelism = 0 WHERE name = ? AND paused_from IS NULL`,
   resume: `UPDATE workpool_pools SET max_parallelism = paused_from, paused_from = NULL WHERE name = ? AND paused_from IS NOT NULL`,
   setLimit: `UPDATE workpool_pools SET max_parallelism = ?, paused_from = NULL WHERE name = ?`,
@@ -215,8 +219,16 @@ export class SqliteAdminStatements {
   }
 
   readWorkDetail(id: string): WorkDetailRow | null {
-    const row = this.fixed.readWorkDetail.get(id) as (SqliteWorkRow & { attempt_log: string | null }) | undefined;
-    return row ? { ...toWorkRow(row), attemptLog: row.attempt_log } : null;
+    const row = this.fixed.readWorkDetail.get(id) as
+      (SqliteWorkRow & { attempt_log: string | null; retried_as: string | null }) | undefined;
+    return row ? { ...toWorkRow(row), attemptLog: row.attempt_log, retriedAs: row.retried_as } : null;
+  }
+
+  /** Records `work` as the retry of `id` and inserts it, in the caller's write transaction; false if `id` is not finished or was retried. */
+  retryWork(id: string, work: NewWork): boolean {
+    if (this.fixed.markRetried.run(work.id, id).changes === 0) return false;
+    statementsFor(this.db).insertWorkRow.run(insertValues(work));
+    return true;
   }
 
   /** Applies the change in the caller's write transaction. */

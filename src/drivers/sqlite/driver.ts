@@ -236,6 +236,12 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     return this.access.read(() => this.admin.readWorkDetail(id));
   }
 
+  async retryWork(id: string, work: NewWork): Promise<boolean> {
+    const inserted = await this.access.write(() => this.admin.retryWork(id, work));
+    if (inserted) this.wakeups.wakeSoon([work]);
+    return inserted;
+  }
+
   changePoolLimit(pool: string, change: PoolLimitChange): Promise<void> {
     // A raised limit or a resume frees slots: wake this process's workers of the pool.
     return this.access.write(() => this.admin.changePoolLimit(pool, change)).then(() => this.wakeups.wakeSoon([{ pool }]));

@@ -83,7 +83,7 @@ CREATE TABLE workpool_work (
   oc_attempts      INTEGER NOT NULL DEFAULT 0,
   oc_run_at        INTEGER,
   oc_error         TEXT
-, priority INTEGER NOT NULL DEFAULT 0, key TEXT, unique_key TEXT, parked INTEGER NOT NULL DEFAULT 0, attempt_log TEXT, meta TEXT) WITHOUT ROWID;
+, priority INTEGER NOT NULL DEFAULT 0, key TEXT, unique_key TEXT, parked INTEGER NOT NULL DEFAULT 0, attempt_log TEXT, meta TEXT, retried_as TEXT) WITHOUT ROWID;
 
 CREATE INDEX workpool_schedules_due ON workpool_schedules (pool, next_run_at);
 
