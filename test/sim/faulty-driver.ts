@@ -5,6 +5,7 @@
  * A dead process's calls never run and never settle: nothing of it runs again.
  */
 import type { ClaimOptions, ClaimResult, CompleteResult, Driver, TxOps, WorkRow } from "../../src/driver/driver.js";
+import { RunningWorkers } from "../../src/driver/running-workers.js";
 
 /** What can go wrong with one store call. */
 export type FaultKind =
@@ -101,8 +102,11 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
       });
     });
   };
+  // The process's own: the shared store's close() must not stop (and wait for) a dead process's workers.
+  const workers = new RunningWorkers();
   return new Proxy(real, {
     get(target, prop) {
+      if (prop === "workers") return workers;
       const value: unknown = Reflect.get(target, prop, target);
       if (typeof value !== "function" || typeof prop !== "string") return value;
       const fn = value as (...args: unknown[]) => unknown;
