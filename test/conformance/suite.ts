@@ -32,6 +32,7 @@ import { defineRateLimitTests } from "./rate-limits.js";
 import { defineScheduleTests } from "./schedules.js";
 import { defineWorkOptionTests } from "./work-options.js";
 import { defineTelemetryTests } from "./telemetry.js";
+import { defineHeldConnectionTests } from "./held-connection.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -64,5 +65,6 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineScheduleTests(harness);
     defineWorkOptionTests(harness);
     defineTelemetryTests(harness);
+    defineHeldConnectionTests(harness);
   });
 }
