@@ -71,7 +71,8 @@ export interface EnqueueCommonOptions<Tx> {
   uniqueKey?: string;
   /**
    * With `uniqueKey`: `"keep"` (default) leaves the pending work as it is; `"replace"`
-   * replaces its args, runAt, priority, key, onComplete and context (a debounce).
+   * replaces its args, runAt, priority, key, onComplete, context, onCompleteExcludeKinds
+   * and logLevel (a debounce).
    */
   onConflict?: "keep" | "replace";
 }

@@ -99,12 +99,22 @@ export type Registered<Tx> =
 
 type AnyHandle = { readonly kind: string; readonly name: string; readonly pool: string };
 
+/** Code of the process warning about a mutation or onComplete that keeps a SQLite store's connection across turns of the event loop. */
+export const HELD_CONNECTION_WARNING = "WORKPOOL_SQLITE_HANDLER_AWAITED";
+
 /** Handlers of one pool, by name (one namespace for all kinds). */
 export class HandlerRegistry<Tx> {
   private readonly handlers = new Map<string, Registered<Tx>>();
   private readonly handles = new WeakSet<object>();
 
-  constructor(private readonly pool: string) {}
+  /**
+   * `heldConnection`: the store runs every transaction on its one connection (SQLite), so a
+   * mutation or onComplete holds it, and the file's write lock, until its promise settles.
+   */
+  constructor(
+    private readonly pool: string,
+    private readonly heldConnection = false,
+  ) {}
 
   /** Registers `fn` under `name`; throws if the name is taken or invalid. */
   define<H extends AnyHandle>(kind: Registered<Tx>["kind"], name: unknown, fn: unknown): H {
@@ -118,7 +128,8 @@ export class HandlerRegistry<Tx> {
         `"${String(name)}" is already defined (as ${existing.kind === "onComplete" ? "an onComplete" : `a ${existing.kind}`}) in pool "${this.pool}"; each name may be defined once`,
       );
     }
-    this.handlers.set(name as string, { kind, fn } as Registered<Tx>);
+    const run = this.heldConnection && kind !== "action" ? warnWhenHeld(this.pool, kind, name as string, fn as AnyFn) : fn;
+    this.handlers.set(name as string, { kind, fn: run } as Registered<Tx>);
     const handle = Object.freeze({ kind, name: name as string, pool: this.pool }) as unknown as H;
     this.handles.add(handle);
     return handle;
@@ -142,4 +153,45 @@ export class HandlerRegistry<Tx> {
     if (h.kind !== kind) throw new InvalidArgumentError(field, `is a ${h.kind} handle ("${h.name}"); expected a ${kind} handle`);
     return h.name;
   }
+}
+
+type AnyFn = (ctx: unknown, args: unknown) => unknown;
+
+/**
+ * Wraps a mutation or onComplete handler of a SQLite pool: the first time one of its calls
+ * is still pending once the event loop has moved on (it awaited a timer, I/O or other
+ * work, not just the store's synchronous calls), a process warning says so, once per
+ * handler. Meanwhile it held the store's one connection and the file's write lock.
+ */
+function warnWhenHeld(pool: string, kind: "mutation" | "onComplete", name: string, fn: AnyFn): AnyFn {
+  let warned = false;
+  return (ctx, args) => {
+    const result = fn(ctx, args);
+    if (!warned && isThenable(result)) {
+      let settled = false;
+      void Promise.resolve(result).then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      // Promise reactions that only chain the store's synchronous calls all run before this.
+      setImmediate(() => {
+        if (settled || warned) return;
+        warned = true;
+        process.emitWarning(
+          `workpool: the ${kind === "onComplete" ? "onComplete" : "mutation"} handler "${name}" of pool "${pool}" was still running ` +
+            "after its turn of the event loop; on SQLite it holds the store's connection and the file's write lock until it settles, " +
+            "so this process's claims, results and heartbeats and other processes' writes wait for it. Make it synchronous: " +
+            "see docs/sqlite.md, Handlers should be synchronous on SQLite",
+          { code: HELD_CONNECTION_WARNING },
+        );
+      });
+    }
+    return result;
+  };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function"
+  );
 }

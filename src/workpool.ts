@@ -67,7 +67,8 @@ export class Workpool<Tx = unknown, P extends string = string> {
     this.driver = driver;
     this.logger = new PoolLogger(this.opts.logger, this.opts.logLevel, this.opts.name);
     this.events = new EventHub(this.logger);
-    this.handlers = new HandlerRegistry<Tx>(this.name);
+    // A store whose transactions run on its one synchronous connection (SQLite) holds it while a handler awaits.
+    this.handlers = new HandlerRegistry<Tx>(this.name, driver.synchronousTx);
     this.rt = {
       pool: this.name,
       driver,

@@ -105,15 +105,15 @@ export class ActionRetrier<Tx = unknown> {
    * transaction (`ctx.tx`). If it throws, its writes roll back and it is tried again later.
    * On SQLite, make it synchronous: the connection is held while it runs.
    */
-  defineOnComplete<R = unknown, C = unknown>(
+  defineOnComplete<C = unknown, R = unknown>(
     name: string,
-    handler: RetrierOnCompleteFn<Tx, R, C> & JsonContextCheck<C>,
-  ): RetrierOnCompleteHandle<R, C> {
+    handler: RetrierOnCompleteFn<Tx, C, R> & JsonContextCheck<C>,
+  ): RetrierOnCompleteHandle<C, R> {
     if (typeof handler !== "function") throw new InvalidArgumentError("defineOnComplete(handler)", "must be a function");
     const handle = this.pool.defineOnComplete<unknown, R>(name, (ctx, { workId, context, result }) =>
       handler({ runId: workId, name: ctx.name, tx: ctx.tx }, { runId: workId, context: context as C, result: toRetrierResult(result) }),
     );
-    return handle as unknown as RetrierOnCompleteHandle<R, C>;
+    return handle as unknown as RetrierOnCompleteHandle<C, R>;
   }
 
   /**
@@ -122,7 +122,7 @@ export class ActionRetrier<Tx = unknown> {
    * before anything is written; on SQLite with `tx` the write happens before this returns,
    * so it joins the caller's synchronous transaction.
    */
-  run<A, R, C = unknown>(handle: RetrierActionHandle<A, R>, args: NoInfer<A>, options?: RunOptions<Tx, NoInfer<R>, C>): Promise<RunId> {
+  run<A, R, C = unknown>(handle: RetrierActionHandle<A, R>, args: NoInfer<A>, options?: RunOptions<Tx, C, NoInfer<R>>): Promise<RunId> {
     const o = checkRunOptions(options, "run");
     // The pool checks runAt with runAfter, context without onComplete, and the handles, at run time.
     const enqueueOptions = {
@@ -143,7 +143,7 @@ export class ActionRetrier<Tx = unknown> {
     runAt: number,
     handle: RetrierActionHandle<A, R>,
     args: NoInfer<A>,
-    options?: ScheduledRunOptions<Tx, NoInfer<R>, C>,
+    options?: ScheduledRunOptions<Tx, C, NoInfer<R>>,
   ): Promise<RunId> {
     const o = checkRunOptions(options, "runAt");
     return this.run(handle, args, { ...o, runAt, runAfter: undefined });
@@ -154,7 +154,7 @@ export class ActionRetrier<Tx = unknown> {
     runAfter: number,
     handle: RetrierActionHandle<A, R>,
     args: NoInfer<A>,
-    options?: ScheduledRunOptions<Tx, NoInfer<R>, C>,
+    options?: ScheduledRunOptions<Tx, C, NoInfer<R>>,
   ): Promise<RunId> {
     const o = checkRunOptions(options, "runAfter");
     return this.run(handle, args, { ...o, runAt: undefined, runAfter });
@@ -304,7 +304,7 @@ function checkRunId(runId: unknown): asserts runId is RunId {
  * Checks the options object of run/runAt/runAfter. runAt and runAfter take the time as
  * their first argument, so they refuse it in options too (which one would win is unclear).
  */
-function checkRunOptions<Tx, R, C>(options: RunOptions<Tx, R, C> | undefined, method: "run" | "runAt" | "runAfter"): RunOptions<Tx, R, C> {
+function checkRunOptions<Tx, C, R>(options: RunOptions<Tx, C, R> | undefined, method: "run" | "runAt" | "runAfter"): RunOptions<Tx, C, R> {
   if (options === undefined) return {};
   if (typeof options !== "object" || options === null || Array.isArray(options))
     throw new InvalidArgumentError("options", "must be an object");

@@ -50,8 +50,8 @@ export interface RetrierOnCompleteCtx<Tx> {
   tx: Tx;
 }
 
-/** The args of an onComplete handler. */
-export interface RetrierOnCompleteArgs<R = unknown, C = unknown> {
+/** The args of an onComplete handler: `C` is the run's context, `R` its action's return value (as on the pool). */
+export interface RetrierOnCompleteArgs<C = unknown, R = unknown> {
   runId: RunId;
   /** The `context` given to `run` (undefined if none). */
   context: C;
@@ -59,9 +59,9 @@ export interface RetrierOnCompleteArgs<R = unknown, C = unknown> {
 }
 
 /** An onComplete handler: a mutation run exactly once when a run completes. */
-export type RetrierOnCompleteFn<Tx, R, C = unknown> = (
+export type RetrierOnCompleteFn<Tx, C = unknown, R = unknown> = (
   ctx: RetrierOnCompleteCtx<Tx>,
-  args: RetrierOnCompleteArgs<R, C>,
+  args: RetrierOnCompleteArgs<C, R>,
 ) => void | Promise<void>;
 
 /** A defined retrier action, typed by its args and return value. */
@@ -69,13 +69,13 @@ export type RetrierActionHandle<A, R> = ActionHandle<A, R>;
 
 declare const typeOfRetrierOnComplete: unique symbol;
 
-/** A defined retrier onComplete handler, typed by the return value and context it accepts. */
-export interface RetrierOnCompleteHandle<R, C = unknown> {
+/** A defined retrier onComplete handler, typed by the context and return value it accepts. */
+export interface RetrierOnCompleteHandle<C = unknown, R = unknown> {
   readonly kind: "onComplete";
   readonly name: string;
   readonly pool: string;
   /** Type-only marker; never present at run time. A type error here means the onComplete does not accept this run's result or context. */
-  readonly [typeOfRetrierOnComplete]?: (args: RetrierOnCompleteArgs<R, C>) => void;
+  readonly [typeOfRetrierOnComplete]?: (args: RetrierOnCompleteArgs<C, R>) => void;
 }
 
 /** A run's own backoff, overriding the retrier's options. */
@@ -89,7 +89,7 @@ export interface RunBackoffOptions {
 }
 
 /** Options of `run`, `runAt` and `runAfter` apart from the start time: `context` only with `onComplete`. */
-export type ScheduledRunOptions<Tx, R = unknown, C = unknown> = RunBackoffOptions & {
+export type ScheduledRunOptions<Tx, C = unknown, R = unknown> = RunBackoffOptions & {
   /** The caller's open transaction: the run exists if and only if it commits. */
   tx?: Tx;
   /**
@@ -100,7 +100,7 @@ export type ScheduledRunOptions<Tx, R = unknown, C = unknown> = RunBackoffOption
 } & (
     | {
         /** Mutation run exactly once when the run completes (success, final failure or cancel). */
-        onComplete: RetrierOnCompleteHandle<R, C>;
+        onComplete: RetrierOnCompleteHandle<C, R>;
         /** JSON passed to onComplete as `context`. */
         context?: NoInfer<C>;
       }
@@ -108,4 +108,4 @@ export type ScheduledRunOptions<Tx, R = unknown, C = unknown> = RunBackoffOption
   );
 
 /** Options of `run`: `runAt` or `runAfter` (of the first attempt), not both. */
-export type RunOptions<Tx, R = unknown, C = unknown> = ScheduledRunOptions<Tx, R, C> & EnqueueTiming;
+export type RunOptions<Tx, C = unknown, R = unknown> = ScheduledRunOptions<Tx, C, R> & EnqueueTiming;

@@ -20,10 +20,10 @@ import { quietLogger } from "../helpers/common.js";
 import { postgresHarness } from "../conformance/harness-postgres.js";
 import { sqliteHarness } from "../conformance/harness-sqlite.js";
 import type { HarnessStore, StoreHarness } from "../conformance/harness.js";
-import { useSharedServer } from "../postgres/helpers.js";
+import { SKIP_POSTGRES, useSharedServer } from "../postgres/helpers.js";
 import { newWork } from "../helpers/new-work.js";
 
-useSharedServer();
+if (!SKIP_POSTGRES) useSharedServer();
 
 const T0 = Date.UTC(2030, 0, 1);
 const live: HarnessStore<unknown>[] = [];
@@ -122,7 +122,7 @@ function comparable(r: WorkDetailRow): Record<string, unknown> {
   };
 }
 
-const HARNESSES = [sqliteHarness, postgresHarness] as StoreHarness<unknown>[];
+const HARNESSES = (SKIP_POSTGRES ? [sqliteHarness] : [sqliteHarness, postgresHarness]) as StoreHarness<unknown>[];
 
 test.each(HARNESSES.map((h) => [h.name, h] as const))(
   "%s: the one-call complete() and the transaction path leave the same rows for the same outcomes",

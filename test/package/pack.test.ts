@@ -25,7 +25,14 @@ const ENTRY_POINTS: [specifier: string, exportName: string][] = [
   ["workpool/knex", "knexTx"],
   ["workpool/prisma", "prismaTx"],
   ["workpool/opentelemetry", "openTelemetry"],
+  ["workpool/admin", "workpoolAdmin"],
+  ["workpool/dashboard", "dashboardHandler"],
 ];
+
+/** package.json `exports`: each subpath's conditions. */
+const EXPORTS = (
+  JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, string | Record<string, string>> }
+).exports;
 
 /** Whether this Node loads ES modules with require() (20.19+, 22.12+). */
 const requireModule = (process.features as { require_module?: boolean }).require_module === true;
@@ -50,6 +57,17 @@ function pack(): { files: string[]; packageDir: string; app: string } {
   packed = { files: info.files.map((f) => f.path), packageDir: join(app, "node_modules", "workpool"), app };
   return packed;
 }
+
+test("every subpath export is listed here and has types, import and default conditions", () => {
+  const subpaths = Object.keys(EXPORTS).filter((k) => k !== "./package.json");
+  expect(subpaths.map((k) => (k === "." ? "workpool" : `workpool/${k.slice(2)}`)).sort()).toEqual(ENTRY_POINTS.map(([s]) => s).sort());
+  for (const subpath of subpaths) {
+    const conditions = EXPORTS[subpath] as Record<string, string>;
+    // `default` is what require() (and any other condition) falls back to.
+    expect(Object.keys(conditions), subpath).toEqual(["types", "import", "default"]);
+    expect(conditions.default, subpath).toBe(conditions.import);
+  }
+});
 
 test("the package ships the TypeScript sources its source maps point to, and no tests", () => {
   const { files, packageDir } = pack();
@@ -212,11 +230,32 @@ export const telemetry: Telemetry = openTelemetry();
   execFileSync(process.execPath, [tsc, "-p", "tsconfig.adapters.json"], { cwd: app, encoding: "utf8" });
 });
 
-test.skipIf(!requireModule)("a CommonJS project loads the package with require()", () => {
+/** A CommonJS project folder inside the packed app (the parent's node_modules holds the package and its peers). */
+function cjsProject(): string {
   const { app } = pack();
   const cjs = join(app, "cjs");
   mkdirSync(cjs, { recursive: true });
   writeFileSync(join(cjs, "package.json"), JSON.stringify({ name: "cjs-app", type: "commonjs", private: true }));
+  return cjs;
+}
+
+test("a CommonJS project loads every subpath with import(), on every Node.js version", () => {
+  const cjs = cjsProject();
+  writeFileSync(
+    join(cjs, "dynamic.js"),
+    `(async () => {
+  for (const [specifier, name] of ${JSON.stringify(ENTRY_POINTS)}) {
+    if (typeof (await import(specifier))[name] !== "function") throw new Error(specifier + " has no " + name);
+  }
+  console.log("ok");
+})();
+`,
+  );
+  expect(execFileSync(process.execPath, ["dynamic.js"], { cwd: cjs, encoding: "utf8" }).trim()).toBe("ok");
+});
+
+test.skipIf(!requireModule)("a CommonJS project loads every subpath with require()", () => {
+  const cjs = cjsProject();
   writeFileSync(
     join(cjs, "main.js"),
     `const { Workpool } = require("workpool");
@@ -235,7 +274,6 @@ for (const [specifier, name] of ${JSON.stringify(ENTRY_POINTS)}) {
 })();
 `,
   );
-  // The parent folder's node_modules holds the package and its peers.
-  const printed = execFileSync(process.execPath, ["--no-warnings", "main.js"], { cwd: cjs, encoding: "utf8" });
+  const printed = execFileSync(process.execPath, ["main.js"], { cwd: cjs, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   expect(printed.trim()).toBe("hello require");
 });

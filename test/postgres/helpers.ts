@@ -2,18 +2,13 @@
  * PostgreSQL test helpers: the test server's URL, throwaway schemas, and app pools whose
  * search_path points at a schema (so app SQL can say `app_rows` unqualified).
  */
-import { afterAll, afterEach, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { randomBytes } from "node:crypto";
-import { userInfo } from "node:os";
 import pg from "pg";
 import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
+import { DATABASE_URL, SKIP_POSTGRES } from "../helpers/postgres-env.js";
 
-/** The test database: `DATABASE_URL`, or a local server's `test` database. */
-export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/test";
-
-// node-postgres takes the default user from $USER, which CI shells may not set; libpq
-// (psql) uses the OS account. Do the same here (children inherit it).
-if (!process.env.PGUSER && !process.env.USER) process.env.PGUSER = userInfo().username;
+export { DATABASE_URL, SKIP_POSTGRES };
 
 /** A fresh random schema name (not created yet). */
 export function randomSchema(prefix = "wp_test"): string {
@@ -133,8 +128,16 @@ export async function holdServerShared(): Promise<() => Promise<void>> {
   return () => client.end().catch(() => undefined);
 }
 
-/** Holds the server shared for the whole test file (see {@link holdServerShared}). */
+/**
+ * Holds the server shared for the whole test file or suite (see {@link holdServerShared}).
+ * Every PostgreSQL test calls it, so in a run without PostgreSQL (`--mode sqlite`) it
+ * skips each test of its file or suite instead.
+ */
 export function useSharedServer(): void {
+  if (SKIP_POSTGRES) {
+    beforeEach((ctx) => ctx.skip("this run leaves out PostgreSQL (--mode sqlite)"));
+    return;
+  }
   let release: (() => Promise<void>) | null = null;
   beforeAll(async () => {
     release = await holdServerShared();

@@ -47,8 +47,8 @@ export function defineOnCompleteTests<Tx>(factory: RetrierStoreFactory<Tx>): voi
     test("receives the run's context and the error data of its last failure", async () => {
       const t = await ctx();
       const r = t.retrier({ maxFailures: 0 });
-      const calls: RetrierOnCompleteArgs<unknown, { currency: string }>[] = [];
-      const done = r.defineOnComplete<unknown, { currency: string }>("done", (_c, args) => void calls.push(args));
+      const calls: RetrierOnCompleteArgs<{ currency: string }>[] = [];
+      const done = r.defineOnComplete<{ currency: string }>("done", (_c, args) => void calls.push(args));
       const f = r.defineAction("f", () => {
         throw new WorkError("no rate", { status: 503 });
       });

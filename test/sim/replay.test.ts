@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSeed } from "./run.js";
 import { createSimStore, type SimStore, type StoreKind } from "./stores.js";
+import { SKIP_POSTGRES } from "../helpers/postgres-env.js";
 
-describe.each<StoreKind>(["sqlite", "postgres"])("replay on %s", (kind) => {
+describe.each<StoreKind>(SKIP_POSTGRES ? ["sqlite"] : ["sqlite", "postgres"])("replay on %s", (kind) => {
   let store: SimStore;
   beforeAll(async () => {
     store = await createSimStore(kind);

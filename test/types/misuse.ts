@@ -95,9 +95,19 @@ export async function misuse(): Promise<void> {
   // The same checks on the ActionRetrier.
   const retrier = new ActionRetrier(store);
   const fetchRate = retrier.defineAction("fetchRate", (_ctx, args: { currency: string }) => ({ rate: args.currency.length }));
-  const recorded = retrier.defineOnComplete<{ rate: number }, { currency: string }>("recorded", () => undefined);
-  const counted = retrier.defineOnComplete<{ count: number }>("counted", () => undefined);
+  // Type arguments in the pool's order: the context first, then the action's return value.
+  const recorded = retrier.defineOnComplete<{ currency: string }, ResultOf<typeof fetchRate>>("recorded", (_ctx, { context, result }) => {
+    context.currency.toUpperCase();
+    if (result.type === "success") result.returnValue.rate.toFixed();
+  });
+  const counted = retrier.defineOnComplete<unknown, { count: number }>("counted", () => undefined);
+  const withContext = retrier.defineOnComplete<{ currency: string }>("withContext", (_ctx, { context }) => void context.currency.length);
   await retrier.run(fetchRate, { currency: "EUR" }, { onComplete: recorded, context: { currency: "EUR" }, maxFailures: 2 });
+  await retrier.run(fetchRate, { currency: "EUR" }, { onComplete: withContext, context: { currency: "EUR" } });
+  // @ts-expect-error withContext takes its context as its first type argument: { currency: string }
+  await retrier.run(fetchRate, { currency: "EUR" }, { onComplete: withContext, context: { currency: 1 } });
+  // @ts-expect-error the result type is the second type argument, as on the pool
+  await retrier.run(fetchRate, { currency: "EUR" }, { onComplete: recorded, context: { rate: 1 } });
   // @ts-expect-error context is only delivered to an onComplete
   await retrier.run(fetchRate, { currency: "EUR" }, { context: { currency: "EUR" } });
   // @ts-expect-error counted expects { count: number }, fetchRate returns { rate: number }
