@@ -8,6 +8,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { tmpdir } from "node:os";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { workpoolAdmin } from "../../src/admin/index.js";
@@ -20,7 +21,10 @@ import { launchChromium } from "./chromium.js";
 
 const XSS = "<img src=x onerror=alert(1)>";
 const TOKEN = "browser-test-token-0123456789";
-const IMAGES = fileURLToPath(new URL("../../docs/images/", import.meta.url));
+// The docs' screenshots are rewritten only when asked (UPDATE_SCREENSHOTS=1): a test run leaves the tree as it was.
+const IMAGES = process.env.UPDATE_SCREENSHOTS
+  ? fileURLToPath(new URL("../../docs/images/", import.meta.url))
+  : `${tmpdir()}/workpool-screenshots/`;
 
 const db = tempDbPath("workpool-dash-");
 let store: Store<unknown>;
