@@ -5,23 +5,26 @@
 import { expect, test } from "vitest";
 import { CliError } from "../../src/cli/exit-codes.js";
 import { ago, block, duration, parseBefore, parseCount, table } from "../../src/cli/format.js";
+import { colors } from "../../src/cli/terminal-text.js";
 
 test("tables align columns on visible width, three spaces apart, headers upper-cased", () => {
-  const red = (s: string): string => `\u001b[31m${s}\u001b[39m`;
+  const red = `\u001b[31mfailed\u001b[39m`;
   expect(
     table(
       ["name", "state", "n"],
       [
-        ["a", red("failed"), "1"],
+        ["a", colors(true).red("failed"), "1"],
         ["longer", "ok", "22"],
       ],
-    ),
-  ).toBe(["NAME     STATE    N", `a        ${red("failed")}   1`, "longer   ok       22"].join("\n"));
+    ).text,
+  ).toBe(["NAME     STATE    N", `a        ${red}   1`, "longer   ok       22"].join("\n"));
+  // A colour code inside a cell's own text is not a style: it is escaped, and takes the room it is shown in.
+  expect(table(["state"], [[red]]).text).toBe(["STATE", "\\x1b[31mfailed\\x1b[39m"].join("\n"));
   expect(
     block([
       ["Pool", "mail"],
       ["Last minute", "3"],
-    ]),
+    ]).text,
   ).toBe("Pool          mail\nLast minute   3");
 });
 
