@@ -68,13 +68,9 @@ test("npm pack produces a package a fresh project can import", () => {
     "dist/index.js",
     "dist/index.d.ts",
     "dist/drivers/sqlite/index.js",
-    "dist/drivers/sqlite/migrations/001_baseline.sql",
+    "dist/drivers/sqlite/migrations/001_schema.sql",
     "dist/drivers/postgres/index.js",
     "dist/drivers/postgres/migrations/001_baseline.sql",
-    "dist/drivers/sqlite/migrations/002_priorities_keys.sql",
-    "dist/drivers/sqlite/migrations/003_admin.sql",
-    "dist/drivers/sqlite/migrations/004_schedules_rate_limits.sql",
-    "dist/drivers/sqlite/migrations/005_work_meta.sql",
     "dist/drivers/postgres/migrations/002_priorities_keys.sql",
     "dist/drivers/postgres/migrations/003_admin.sql",
     "dist/drivers/postgres/migrations/004_schedules_rate_limits.sql",
@@ -94,7 +90,7 @@ test("npm pack produces a package a fresh project can import", () => {
   expect(files.some((f) => f.startsWith("test/") || f.includes("node_modules"))).toBe(false);
   // Sources ship as .ts only; the schema snapshots are for reading in the repository.
   expect(files.filter((f) => f.startsWith("src/") && !f.endsWith(".ts"))).toEqual([]);
-  expect(files.filter((f) => f.endsWith("schema.sql"))).toEqual([]);
+  expect(files.filter((f) => f.endsWith("/schema.sql"))).toEqual([]);
 
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", type: "module", private: true }));
   writeFileSync(
