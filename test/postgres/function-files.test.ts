@@ -71,5 +71,10 @@ test("every function called has its file, and every file is called", () => {
   for (const text of statements) for (const name of called(text)) note(name, "the driver");
   for (const name of callers.keys())
     expect(names, `${name}() is called (by ${callers.get(name)!.join(", ")}) but has no file`).toContain(name);
-  for (const name of names) expect(callers.has(name), `${name}() is never called: drop it (see docs/architecture.md)`).toBe(true);
+  // A function the code no longer calls stays one release for processes of the previous one, its
+  // file saying so (the rolling-deploy rule in docs/architecture.md); any other is dead.
+  const kept = (name: string): boolean => /^-- Kept for the previous release\b/m.test(functions.get(`${name}.sql`)!);
+  for (const name of names) {
+    expect(callers.has(name) || kept(name), `${name}() is never called: drop it (see docs/architecture.md)`).toBe(true);
+  }
 });
