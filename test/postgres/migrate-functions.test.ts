@@ -75,7 +75,10 @@ test("a current schema is only read: a role that may not create anything migrate
   await store.migrate();
   const role = `wp_reader_${randomBytes(4).toString("hex")}`;
   await adminQuery(`CREATE ROLE "${role}" LOGIN`);
-  cleanups.push(() => adminQuery(`DROP OWNED BY "${role}"`).then(() => adminQuery(`DROP ROLE IF EXISTS "${role}"`)));
+  cleanups.push(async () => {
+    await adminQuery(`DROP OWNED BY "${role}"`);
+    await adminQuery(`DROP ROLE IF EXISTS "${role}"`);
+  });
   await adminQuery(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
   await adminQuery(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${role}"`);
   const url = new URL(DATABASE_URL);
