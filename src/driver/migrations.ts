@@ -1,5 +1,5 @@
 /**
- * Reads a driver's numbered migration files (`001_baseline.sql`, `002_....sql`) from its
+ * Reads a driver's numbered migration files (`001_schema.sql`, `002_....sql`) from its
  * `migrations/` folder, and checks the migrations a database records against them. Each
  * driver applies them in its own SQL, under its own lock.
  */

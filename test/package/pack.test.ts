@@ -5,7 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { tmpdir, userInfo } from "node:os";
 import { dirname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, test } from "vitest";
@@ -86,17 +86,9 @@ test("npm pack produces a package a fresh project can import", () => {
     "dist/index.js",
     "dist/index.d.ts",
     "dist/drivers/sqlite/index.js",
-    "dist/drivers/sqlite/migrations/001_baseline.sql",
+    "dist/drivers/sqlite/migrations/001_schema.sql",
     "dist/drivers/postgres/index.js",
-    "dist/drivers/postgres/migrations/001_baseline.sql",
-    "dist/drivers/sqlite/migrations/002_priorities_keys.sql",
-    "dist/drivers/sqlite/migrations/003_admin.sql",
-    "dist/drivers/sqlite/migrations/004_schedules_rate_limits.sql",
-    "dist/drivers/sqlite/migrations/005_work_meta.sql",
-    "dist/drivers/postgres/migrations/002_priorities_keys.sql",
-    "dist/drivers/postgres/migrations/003_admin.sql",
-    "dist/drivers/postgres/migrations/004_schedules_rate_limits.sql",
-    "dist/drivers/postgres/migrations/005_work_meta.sql",
+    "dist/drivers/postgres/migrations/001_schema.sql",
     "dist/admin/index.js",
     "dist/admin/index.d.ts",
     "dist/dashboard/index.js",
@@ -112,7 +104,11 @@ test("npm pack produces a package a fresh project can import", () => {
   expect(files.some((f) => f.startsWith("test/") || f.includes("node_modules"))).toBe(false);
   // Sources ship as .ts only; the schema snapshots are for reading in the repository.
   expect(files.filter((f) => f.startsWith("src/") && !f.endsWith(".ts"))).toEqual([]);
-  expect(files.filter((f) => f.endsWith("schema.sql"))).toEqual([]);
+  expect(files.filter((f) => f.endsWith("/schema.sql"))).toEqual([]);
+  // Every function file of the PostgreSQL schema, which the migrator applies from dist/.
+  const functionFiles = readdirSync(join(root, "src", "drivers", "postgres", "sql", "functions")).filter((f) => f.endsWith(".sql"));
+  expect(functionFiles.length).toBeGreaterThan(0);
+  for (const f of functionFiles) expect(files, f).toContain(`dist/drivers/postgres/sql/functions/${f}`);
 
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", type: "module", private: true }));
   writeFileSync(
@@ -276,4 +272,28 @@ for (const [specifier, name] of ${JSON.stringify(ENTRY_POINTS)}) {
   );
   const printed = execFileSync(process.execPath, ["main.js"], { cwd: cjs, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   expect(printed.trim()).toBe("hello require");
+});
+
+test("the packed PostgreSQL store creates a schema from the migrations and function files it ships", () => {
+  const { app, files } = pack();
+  const functionCount = files.filter((f) => f.startsWith("dist/drivers/postgres/sql/functions/")).length;
+  writeFileSync(
+    join(app, "pg.mjs"),
+    `import { postgresStore } from "workpool/postgres";
+const schema = "wp_pack_" + process.pid + "_" + Date.now();
+const store = postgresStore({ connectionString: process.env.DATABASE_URL ?? "postgres://127.0.0.1:5432/test", schema });
+try {
+  await store.migrate();
+  const count = async (table) => (await store.pool.query("SELECT count(*)::int AS n FROM " + schema + "." + table)).rows[0].n;
+  console.log(await count("migrations"), await count("functions"));
+} finally {
+  await store.pool.query("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+  await store.close();
+}
+`,
+  );
+  // node-postgres takes the default user from $USER, which some shells do not set.
+  const env = { ...process.env, PGUSER: process.env.PGUSER ?? process.env.USER ?? userInfo().username };
+  const printed = execFileSync(process.execPath, ["pg.mjs"], { cwd: app, encoding: "utf8", env });
+  expect(printed.trim()).toBe(`1 ${functionCount}`);
 });

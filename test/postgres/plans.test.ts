@@ -46,7 +46,7 @@ test("claim(), complete() and enqueue_claim() use no sequential scan after their
     );
   const enqueueClaim = (name = "p", key: string | null = null) =>
     client.query(
-      `SELECT ${s}.enqueue_claim($1, $4, 'action', 'job', NULL, '1', $2, $2, NULL, NULL, NULL, NULL, 0, $5, 'ch', 'w', $2, $3)`,
+      `SELECT ${s}.enqueue_claim($1, $4, 'action', 'job', NULL, '1', $2, $2, NULL, NULL, NULL, NULL, 0, $5, NULL, 'ch', 'w', $2, $3)`,
       [newWorkId(T0), T0, T0 + 30_000, name, key],
     );
   // Ten runs each on the empty table: more than the five custom plans PostgreSQL makes

@@ -78,41 +78,51 @@ test("a database with a newer schema than this code is refused with a clear erro
   );
 });
 
-test("a file made by an unreleased development build is refused with a clear error, and nothing in it changes", () => {
-  const tmp = tempDbPath();
-  cleanups.push(() => tmp.remove());
-  // As development builds left it: migration 1 recorded as 001_init, its tables, one queued row.
-  const old = new BetterSqlite3(tmp.path);
-  old.exec("CREATE TABLE workpool_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
-  old.exec(readFileSync(new URL("../../src/drivers/sqlite/migrations/001_baseline.sql", import.meta.url), "utf8"));
-  old.prepare("INSERT INTO workpool_migrations (version, name, applied_at) VALUES (1, '001_init', 0)").run();
-  old
-    .prepare(
-      "INSERT INTO workpool_work (id, pool, kind, fn_name, args, state, run_at, enqueued_at) VALUES ('w1', 'old', 'action', 'a', '1', 'pending', 0, 0)",
-    )
-    .run();
-  old.close();
-  const contents = () => {
-    const db = new BetterSqlite3(tmp.path, { readonly: true });
-    try {
-      return {
-        schema: db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all(),
-        migrations: db.prepare("SELECT * FROM workpool_migrations").all(),
-        work: db.prepare("SELECT * FROM workpool_work").all(),
-      };
-    } finally {
-      db.close();
-    }
-  };
-  const before = contents();
-  expect(() => sqliteStore({ filename: tmp.path })).toThrow(
-    "the database schema was created by an unreleased development build of workpool (it records migration 1 as 001_init, where this version has 001_baseline)",
-  );
-  expect(() => sqliteStore({ filename: tmp.path })).toThrow(
-    /Recreate it: drop workpool's schema \(PostgreSQL\) or its workpool_\* tables \(SQLite\)/,
-  );
-  expect(contents()).toEqual(before);
-});
+/** The migration names that unreleased development builds recorded. */
+const DEVELOPMENT_HISTORIES = [
+  ["001_init"],
+  ["001_baseline", "002_priorities_keys", "003_admin", "004_schedules_rate_limits", "005_work_meta"],
+];
+
+test.each(DEVELOPMENT_HISTORIES)(
+  "a file made by an unreleased development build (%s, ...) is refused with a clear error, and nothing in it changes",
+  (...names) => {
+    const tmp = tempDbPath();
+    cleanups.push(() => tmp.remove());
+    // As development builds left it: their migrations recorded, the tables, one queued row.
+    const old = new BetterSqlite3(tmp.path);
+    old.exec("CREATE TABLE workpool_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+    old.exec(readFileSync(new URL("../../src/drivers/sqlite/migrations/001_schema.sql", import.meta.url), "utf8"));
+    const record = old.prepare("INSERT INTO workpool_migrations (version, name, applied_at) VALUES (?, ?, 0)");
+    names.forEach((name, i) => record.run(i + 1, name));
+    old
+      .prepare(
+        "INSERT INTO workpool_work (id, pool, kind, fn_name, args, state, run_at, enqueued_at) VALUES ('w1', 'old', 'action', 'a', '1', 'pending', 0, 0)",
+      )
+      .run();
+    old.close();
+    const contents = () => {
+      const db = new BetterSqlite3(tmp.path, { readonly: true });
+      try {
+        return {
+          schema: db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all(),
+          migrations: db.prepare("SELECT * FROM workpool_migrations").all(),
+          work: db.prepare("SELECT * FROM workpool_work").all(),
+        };
+      } finally {
+        db.close();
+      }
+    };
+    const before = contents();
+    expect(() => sqliteStore({ filename: tmp.path })).toThrow(
+      `the database schema was created by an unreleased development build of workpool (it records migration 1 as ${names[0]}, where this version has 001_schema)`,
+    );
+    expect(() => sqliteStore({ filename: tmp.path })).toThrow(
+      /Recreate it: drop workpool's schema \(PostgreSQL\) or its workpool_\* tables \(SQLite\)/,
+    );
+    expect(contents()).toEqual(before);
+  },
+);
 
 test("opening the same file twice migrates once", async () => {
   const tmp = tempDbPath();

@@ -17,10 +17,20 @@ CREATE TABLE workpool_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
 
 CREATE TABLE workpool_pools (
-  name            TEXT PRIMARY KEY,
-  max_parallelism INTEGER NOT NULL,
-  log_level       TEXT NOT NULL
-, key_parallelism INTEGER, paused_from INTEGER, rate_limit INTEGER, rate_period_ms INTEGER, key_rate_limit INTEGER, key_rate_period_ms INTEGER) WITHOUT ROWID;
+  name               TEXT PRIMARY KEY,
+  max_parallelism    INTEGER NOT NULL,
+  log_level          TEXT NOT NULL,
+  -- Most running attempts of one key of the pool; NULL: no per-key limit.
+  key_parallelism    INTEGER,
+  -- Set while the pool is paused (max_parallelism 0): the limit resume() restores.
+  paused_from        INTEGER,
+  -- Rate limits: at most rate_limit attempts start in any window of rate_period_ms, and at most
+  -- key_rate_limit attempts of one key in any window of key_rate_period_ms. NULL: no limit.
+  rate_limit         INTEGER,
+  rate_period_ms     INTEGER,
+  key_rate_limit     INTEGER,
+  key_rate_period_ms INTEGER
+) WITHOUT ROWID;
 
 CREATE TABLE workpool_schedules (
   pool         TEXT NOT NULL,
@@ -82,8 +92,27 @@ CREATE TABLE workpool_work (
   oc_state         TEXT NOT NULL DEFAULT 'none' CHECK (oc_state IN ('none', 'pending', 'done', 'failed')),
   oc_attempts      INTEGER NOT NULL DEFAULT 0,
   oc_run_at        INTEGER,
-  oc_error         TEXT
-, priority INTEGER NOT NULL DEFAULT 0, key TEXT, unique_key TEXT, parked INTEGER NOT NULL DEFAULT 0, attempt_log TEXT, meta TEXT, retried_as TEXT) WITHOUT ROWID;
+  oc_error         TEXT,
+  -- Claim order among due work: lower first (-1000..1000).
+  priority         INTEGER NOT NULL DEFAULT 0,
+  -- The key whose running attempts key_parallelism limits.
+  key              TEXT,
+  -- Unique among the pool's pending work; cleared when the work starts, so the key is free again.
+  unique_key       TEXT,
+  -- 1 while pending work is set aside because its key was at its limit when a claim walked past it: it
+  -- leaves the claim's index, so the backlog of a key at its limit is walked once, not by every claim.
+  parked           INTEGER NOT NULL DEFAULT 0,
+  -- The last 10 attempts of the work that threw or were lost, oldest first: a JSON array of
+  -- {attempt, startedAt, endedAt, outcome, error: {message, name?, stack?}}. NULL until one fails.
+  attempt_log      TEXT,
+  -- JSON object, NULL when the work has none: onCompleteExcludeKinds (result kinds whose onComplete is
+  -- skipped), logLevel (the work's own log threshold) and trace (the enqueuing span's propagation
+  -- fields, such as traceparent), so each attempt's span joins the trace that enqueued the work.
+  meta             TEXT,
+  -- The work an admin retry made of this finished work: NULL until it is retried. A retry sets it
+  -- where it inserts the new work, only while it is NULL, so a work is retried once.
+  retried_as       TEXT
+) WITHOUT ROWID;
 
 CREATE INDEX workpool_schedules_due ON workpool_schedules (pool, next_run_at);
 

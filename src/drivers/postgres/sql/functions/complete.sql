@@ -1,36 +1,9 @@
--- What the admin API needs: the limit a paused pool returns to, each work's recent failed attempts
--- (written by every transition that ends an attempt, complete() included), and indexes for listing
--- work that is waiting to retry or finished without success.
-
--- Set while the pool is paused (max_parallelism 0): the limit resume() restores.
-ALTER TABLE :"schema".pools ADD COLUMN paused_from INTEGER;
-
--- The last 10 attempts of the work that threw or were lost, oldest first: a JSON array of
--- {attempt, startedAt, endedAt, outcome, error: {message, name?, stack?}}. NULL until one fails.
-ALTER TABLE :"schema".work ADD COLUMN attempt_log JSONB;
-
--- Listing, newest first. Work enters them only by failing, so a job that succeeds at once never
--- touches them.
-CREATE INDEX work_retrying ON :"schema".work (pool, id) WHERE state = 'pending' AND attempt > 0;
-CREATE INDEX work_unsuccessful ON :"schema".work (pool, id)
-  WHERE state = 'finished' AND result NOT LIKE '{"kind":"success"%';
-
--- p_log with p_entry appended, keeping the last 10; p_log itself when p_entry is NULL. One SELECT,
--- IMMUTABLE: the planner inlines it into the statements that write attempts.
-CREATE FUNCTION :"schema".attempt_log_append(p_log JSONB, p_entry JSONB) RETURNS JSONB
-LANGUAGE sql IMMUTABLE
-AS $$
-  SELECT CASE
-    WHEN p_entry IS NULL THEN p_log
-    WHEN jsonb_array_length(coalesce(p_log, '[]')) >= 10 THEN (p_log - 0) || jsonb_build_array(p_entry)
-    ELSE coalesce(p_log, '[]') || jsonb_build_array(p_entry)
-  END
-$$;
-
--- complete() as in 002, now also appending each failed attempt's record to attempt_log (same
--- arguments: it replaces 002's in place). p_outcomes maps each id to [attempt, status, result,
--- run_at, attempt_entry]: for an attempt that threw, attempt_entry is its record for attempt_log
--- (absent otherwise); the rest as in 002.
+-- Writes the outcomes of a batch of action attempts, then (when p_limit > 0) claims work for the slots
+-- they freed with claim() and the key given: one round trip and one commit per batch.
+-- p_outcomes maps each id to [attempt, status, result, run_at, attempt_entry] (outcomesJson() in
+-- complete.ts). A row no longer running on that attempt is left alone; a cancel requested meanwhile wins
+-- (p_canceled_result). Returns one row: the ids not written, those that finished canceled by request,
+-- and claim()'s columns (NULL when p_limit = 0). Plan settings as claim()'s.
 CREATE OR REPLACE FUNCTION :"schema".complete(
   p_pool TEXT, p_outcomes JSONB, p_canceled_result TEXT, p_now BIGINT, p_channel TEXT,
   p_worker TEXT, p_lease_until BIGINT, p_limit INTEGER, p_after_priority INTEGER, p_after_run_at BIGINT, p_after_id TEXT)
