@@ -5,6 +5,7 @@
  * A dead process's calls never run and never settle: nothing of it runs again.
  */
 import type { ClaimOptions, ClaimResult, CompleteResult, Driver, TxOps, WorkRow } from "../../src/driver/driver.js";
+import { RunningWorkers } from "../../src/driver/running-workers.js";
 
 /** What can go wrong with one store call. */
 export type FaultKind =
@@ -89,6 +90,8 @@ export const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
 /** Wraps `real` for one process: calls queue on `host` and die with the process. */
 export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHost): Driver<Tx> {
+  // The process's own: the shared store's close() must not stop workers of processes that a run killed.
+  const workers = new RunningWorkers();
   const call = (method: string, run: (crashAt: number | null) => Promise<unknown>): Promise<unknown> => {
     if (proc.dead) return never();
     return new Promise((resolve, reject) => {
@@ -103,6 +106,7 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
   };
   return new Proxy(real, {
     get(target, prop) {
+      if (prop === "workers") return workers;
       const value: unknown = Reflect.get(target, prop, target);
       if (typeof value !== "function" || typeof prop !== "string") return value;
       const fn = value as (...args: unknown[]) => unknown;
