@@ -99,6 +99,8 @@ export class Client {
     if (rng.chance(0.5)) options.priority = rng.pick([-1, 0, 1]);
     if (this.s.keys.length && rng.chance(0.7)) options.key = rng.pick(this.s.keys);
     if (!mutation && rng.chance(0.5)) options.retry = true;
+    // No backoff: the next attempt is due at once, often claimed by the completion that ended the last.
+    if (options.retry && this.s.timed && this.s.timingRng.chance(0.5)) options.retry = { maxAttempts: 3, initialBackoffMs: 0, base: 2 };
     const list = Array.from({ length: batch ? rng.int(2, 5) : 1 }, () => (mutation ? mutationArgs(rng) : actionArgs(rng)));
     // A hanging action ends only by its timeout (or a cancel).
     if (!mutation && list.some((a) => a.b === "hang")) options.timeoutMs = rng.int(100, 800);

@@ -4,8 +4,19 @@
  * (see FaultKind), so the order of database work comes from the seed, not from timing.
  * A dead process's calls never run and never settle: nothing of it runs again.
  */
-import type { ClaimOptions, ClaimResult, CompleteResult, Driver, TxOps, WorkRow } from "../../src/driver/driver.js";
+import type {
+  AttemptRef,
+  ClaimOptions,
+  ClaimResult,
+  CompleteResult,
+  Driver,
+  HeartbeatResult,
+  LeaseRenewal,
+  TxOps,
+  WorkRow,
+} from "../../src/driver/driver.js";
 import { RunningWorkers } from "../../src/driver/running-workers.js";
+import type { HeldCall } from "./store-gate.js";
 
 /** What can go wrong with one store call. */
 export type FaultKind =
@@ -22,10 +33,17 @@ export type FaultKind =
   /** The process dies in the middle of the call's transaction: it rolls back. */
   | "crashInside"
   /** The call commits, then the process dies before it sees the answer. */
-  | "crashAfter";
+  | "crashAfter"
+  /**
+   * A call for which the store reads the clock (a claim, a heartbeat) is held after it is
+   * made, before it reaches the store, while time moves on (a wait for a lock or a connection).
+   */
+  | "hold"
+  /** A heartbeat waits until an attempt it names ended and this process began a newer attempt of that work. */
+  | "holdHeartbeat";
 
-/** Every fault kind, in a fixed order (for traces and shrinking). */
-export const FAULT_KINDS: readonly FaultKind[] = [
+/** The faults drawn for a store call from the run's main stream, in a fixed order. */
+export const CALL_FAULTS: readonly FaultKind[] = [
   "failBefore",
   "failAfter",
   "dropBefore",
@@ -34,6 +52,12 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   "crashInside",
   "crashAfter",
 ];
+
+/** The holds, drawn from a stream of their own (so runs without them are the runs their seeds made before). */
+export const HOLD_FAULTS: readonly FaultKind[] = ["hold", "holdHeartbeat"];
+
+/** Every fault kind, in a fixed order (for traces and shrinking). */
+export const FAULT_KINDS: readonly FaultKind[] = [...CALL_FAULTS, ...HOLD_FAULTS];
 
 /** The process side of a queued call. */
 export interface ProcHandle {
@@ -50,32 +74,63 @@ export interface SimOp {
   run(crashAt: number | null): Promise<unknown>;
   resolve(value: unknown): void;
   reject(e: unknown): void;
-  /** Not eligible before this time (a delayed heartbeat). */
+  /** Whether the store reads the clock for it: a claim (alone, with completions, on insert) or a heartbeat. */
+  readonly timed: boolean;
+  /** A heartbeat's attempts (null for other calls). */
+  readonly refs: readonly AttemptRef[] | null;
+  /** Not eligible before this time (a delayed heartbeat, a held call). */
   notBefore: number;
+  /** Not eligible until this says so (a heartbeat held for a newer attempt), unless null. */
+  waitFor: (() => boolean) | null;
+  /** Made and held short of the store: running it releases this. */
+  held: HeldCall | null;
+  /** Whether a hold was drawn for it already (each call is held at most once). */
+  holdDrawn: boolean;
 }
 
 /** A claim that committed: the process and call that made it, its time and the rows it took. */
 export interface ClaimSeen {
   proc: string;
   method: string;
+  /** The claim's time as the driver reports it (`ClaimResult.now`, or the claimed row's start). */
   now: number;
+  /** The simulated time at which the call ran in the store. */
+  ranAt: number;
   claimed: string[];
+  /** The attempt each row taken is on, in the order of `claimed`. */
+  attempts: number[];
   /** The key of each row taken, in the order of `claimed`. */
   keys: (string | null)[];
   /** False when its transaction wrote after it: the rows at the commit no longer show the moment of the claim. */
   atCommit: boolean;
 }
 
+/** A heartbeat that ran in the store: whose, when, the attempts it named and those it answered lost. */
+export interface HeartbeatSeen {
+  proc: string;
+  workerId: string;
+  ranAt: number;
+  refs: readonly AttemptRef[];
+  lost: readonly AttemptRef[];
+}
+
+/** A queued call as the wrapper makes it. */
+export type NewOp = Pick<SimOp, "proc" | "method" | "timed" | "refs" | "run" | "resolve" | "reject">;
+
 /** What the wrapper needs from the scheduler. */
 export interface OpHost {
+  /** The simulated time. */
+  now(): number;
   /** Queues a call. */
-  queue(op: Omit<SimOp, "seq" | "notBefore">): void;
+  queue(op: NewOp): void;
   /** Registers a wake-up callback of a process (the store's own signals are not used). */
   subscribe(proc: ProcHandle, pool: string, onWake: () => void): () => void;
   /** Kills a process at once (from inside a transaction). */
   kill(proc: ProcHandle, why: string): void;
   /** Hears of each claim once it committed, before the call's answer reaches the process. */
   claimed(seen: ClaimSeen): void;
+  /** Hears of each heartbeat once it ran, before its answer reaches the process. */
+  heartbeat(seen: HeartbeatSeen): void;
 }
 
 /** Thrown into a transaction whose process died, so the store rolls it back. */
@@ -90,20 +145,27 @@ export const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
 /** Wraps `real` for one process: calls queue on `host` and die with the process. */
 export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHost): Driver<Tx> {
-  const call = (method: string, run: (crashAt: number | null) => Promise<unknown>): Promise<unknown> => {
+  // The process's own: the shared store's close() must not stop workers of processes that a run killed.
+  const workers = new RunningWorkers();
+  const call = (
+    method: string,
+    run: (crashAt: number | null) => Promise<unknown>,
+    timed = false,
+    refs: readonly AttemptRef[] | null = null,
+  ): Promise<unknown> => {
     if (proc.dead) return never();
     return new Promise((resolve, reject) => {
       host.queue({
         proc,
         method,
+        timed,
+        refs,
         run,
         resolve: (v) => void (proc.dead || resolve(v)),
         reject: (e) => void (proc.dead || reject(e)),
       });
     });
   };
-  // The process's own: the shared store's close() must not stop (and wait for) a dead process's workers.
-  const workers = new RunningWorkers();
   return new Proxy(real, {
     get(target, prop) {
       if (prop === "workers") return workers;
@@ -133,25 +195,50 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
             });
         case "claim":
           return (pool: string, opts: ClaimOptions) =>
-            call(prop, async () => {
-              const res = (await fn.call(target, pool, opts)) as ClaimResult;
-              host.claimed(seenOf(proc, prop, res.now, res.claimed));
-              return res;
-            });
+            call(
+              prop,
+              async () => {
+                const res = (await fn.call(target, pool, opts)) as ClaimResult;
+                host.claimed(seenOf(proc, prop, res.now, host.now(), res.claimed));
+                return res;
+              },
+              true,
+            );
         case "complete":
           return (...args: unknown[]) =>
-            call(prop, async () => {
-              const res = (await fn.apply(target, args)) as CompleteResult;
-              if (res.claim) host.claimed(seenOf(proc, prop, res.claim.now, res.claim.claimed));
-              return res;
-            });
+            call(
+              prop,
+              async () => {
+                const res = (await fn.apply(target, args)) as CompleteResult;
+                if (res.claim) host.claimed(seenOf(proc, prop, res.claim.now, host.now(), res.claim.claimed));
+                return res;
+              },
+              args[3] != null,
+            );
         case "insertAndClaim":
           return (row: unknown, opts: ClaimOptions) =>
-            call(prop, async () => {
-              const res = (await fn.call(target, row, opts)) as WorkRow | null;
-              host.claimed(seenOf(proc, prop, res?.startedAt ?? opts.clock(), res ? [res] : []));
-              return res;
-            });
+            call(
+              prop,
+              async () => {
+                const res = (await fn.call(target, row, opts)) as WorkRow | null;
+                const ranAt = host.now();
+                host.claimed(seenOf(proc, prop, res?.startedAt ?? ranAt, ranAt, res ? [res] : []));
+                return res;
+              },
+              true,
+            );
+        case "heartbeat":
+          return (pool: string, workerId: string, refs: readonly AttemptRef[], lease: LeaseRenewal) =>
+            call(
+              prop,
+              async () => {
+                const res = (await fn.call(target, pool, workerId, refs, lease)) as HeartbeatResult;
+                host.heartbeat({ proc: proc.label, workerId, ranAt: host.now(), refs, lost: res.lost });
+                return res;
+              },
+              true,
+              refs,
+            );
         default:
           return (...args: unknown[]) => call(prop, () => Promise.resolve(fn.apply(target, args)));
       }
@@ -159,8 +246,17 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
   });
 }
 
-function seenOf(proc: ProcHandle, method: string, now: number, claimed: readonly WorkRow[]): ClaimSeen {
-  return { proc: proc.label, method, now, claimed: claimed.map((r) => r.id), keys: claimed.map((r) => r.key), atCommit: true };
+function seenOf(proc: ProcHandle, method: string, now: number, ranAt: number, claimed: readonly WorkRow[]): ClaimSeen {
+  return {
+    proc: proc.label,
+    method,
+    now,
+    ranAt,
+    claimed: claimed.map((r) => r.id),
+    attempts: claimed.map((r) => r.attempt),
+    keys: claimed.map((r) => r.key),
+    atCommit: true,
+  };
 }
 
 /**
@@ -180,7 +276,7 @@ function dyingOps<Tx>(ops: TxOps<Tx>, proc: ProcHandle, host: OpHost, crashAt: n
         for (const c of seen) c.atCommit = false;
         if (prop !== "claim") return fn.apply(target, args);
         return (fn.apply(target, args) as Promise<ClaimResult>).then((res) => {
-          seen.push(seenOf(proc, "transaction claim", res.now, res.claimed));
+          seen.push(seenOf(proc, "transaction claim", res.now, host.now(), res.claimed));
           return res;
         });
       };

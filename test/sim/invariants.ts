@@ -2,12 +2,14 @@
  * The invariants, checked against the stored rows after every step of a run and once
  * more at its end. Each violation names its invariant (violation.ts); the limits on
  * running attempts are checked by limits.ts, the order of claims by claim-order.ts, the
- * rate limits on starts by rate-limits.ts.
+ * rate limits on starts by rate-limits.ts, the times of claims and the reasons for lost
+ * attempts by attempt-checks.ts.
  */
 import type { WorkRow } from "../../src/driver/driver.js";
 import type { RunResult, Status } from "../../src/types.js";
+import { checkClaimTimes, checkLosses, type LostAbort } from "./attempt-checks.js";
 import { checkClaimOrder } from "./claim-order.js";
-import type { ClaimSeen } from "./faulty-driver.js";
+import type { ClaimSeen, HeartbeatSeen } from "./faulty-driver.js";
 import { LimitChecker } from "./limits.js";
 import { RateLimitChecker } from "./rate-limits.js";
 import type { Snapshot } from "./stores.js";
@@ -42,8 +44,41 @@ export interface Observations {
   started: { id: string; attempt: number; step: number }[];
   /** Claims committed since the last check (the store call of that step made them). */
   claims: ClaimSeen[];
+  /** Heartbeats that ran since the last check. */
+  heartbeats: HeartbeatSeen[];
+  /** Action attempts aborted as lost since the last check. */
+  lostAborts: LostAbort[];
+  /** Each process's worker id, as its heartbeats name it. */
+  workerIds: Map<string, string>;
   /** The result kind each call of the onComplete handler was given, per work (calls that rolled back too). */
   ocCalls: Map<string, string[]>;
+}
+
+/** Observations of a run that has made no call yet. */
+export function newObservations(): Observations {
+  return {
+    canceledTrue: new Map(),
+    cancelAsked: new Set(),
+    cancelAllCutoffs: [],
+    statuses: [],
+    enqueued: [],
+    started: [],
+    claims: [],
+    heartbeats: [],
+    lostAborts: [],
+    workerIds: new Map(),
+    ocCalls: new Map(),
+  };
+}
+
+/** Forgets what one step saw, once it was checked (what the run keeps stays). */
+export function clearStep(obs: Observations): void {
+  obs.statuses = [];
+  obs.enqueued = [];
+  obs.started = [];
+  obs.claims = [];
+  obs.heartbeats = [];
+  obs.lostAborts = [];
 }
 
 /** Checks the invariants of one pool, step by step. */
@@ -52,12 +87,17 @@ export class Checker {
   private readonly limits: LimitChecker;
   private readonly rates: RateLimitChecker;
 
+  private readonly retentionMs: number;
+  private readonly leaseMs: number;
+
   constructor(
-    private readonly retentionMs: number,
+    config: { retentionMs: number; leaseMs: number },
     private readonly label: (id: string) => string,
     /** The time the run starts at. */
-    t0: number,
+    private readonly t0: number,
   ) {
+    this.retentionMs = config.retentionMs;
+    this.leaseMs = config.leaseMs;
     this.limits = new LimitChecker(label);
     this.rates = new RateLimitChecker(label, t0);
   }
@@ -95,6 +135,9 @@ export class Checker {
       if (!byId.has(id) && !this.known.has(id))
         throw new Violation("nothing-lost", `enqueue resolved with ${this.label(id)}, but no such row is stored`);
     }
+    // First: a claim at the wrong time breaks the rate and order checks too, and this says why.
+    checkClaimTimes(obs.claims, obs.heartbeats, byId, this.leaseMs, this.label, this.t0);
+    checkLosses(obs.lostAborts, byId, obs.workerIds, this.label);
     for (const row of rows) this.checkRow(step, row, apps.get(row.id) ?? 0, ocs.get(row.id) ?? [], obs);
     this.limits.check(step, rows, config);
     this.rates.check(obs.claims, snapshot.rates);

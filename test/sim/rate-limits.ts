@@ -2,22 +2,20 @@
  * `rate-limit`: at most `rateLimit.limit` attempts of the pool start in any window of
  * `rateLimit.periodMs`, and at most `keyRateLimit.limit` per key in any window of its
  * period. Starts are the claims the faulty driver reports once they committed (every
- * start goes through a claim, a rescued attempt's next start too), each at the claim's
- * `now`, which the store records as the start's time.
+ * start goes through a claim, a rescued attempt's next start too), each at the simulated
+ * time at which the claim ran in the store: when the attempts really started, whatever
+ * time the store recorded for them (`claim-time` checks that it recorded this one).
  *
- * What is checked, per claim and per limit (the pool's, and each key of the claim for the
- * key limit): the starts recorded before it under the same stored limit, at a time in
- * (M - periodMs, M], plus the rows it took, number at most `limit`; M is the latest `now`
- * of any claim so far under that limit, this one included. For claims in time order M is
- * the claim's own `now`, and the check is the sliding window; that every window of
- * `periodMs` then holds at most `limit` starts follows (the last claim of a window saw
- * the others). Why it is sound:
- * - A claim counts the recorded starts later than its `now` - periodMs. A process reads
- *   `now` before its call waits in the queue, so claims may run out of time order; each
- *   claim also drops starts older than its `now` minus the longest period, so one with an
- *   earlier `now` than a claim before it may no longer see starts the latter dropped. Those
- *   are at most M - periodMs (each period in force is at least this one), so the window
- *   ends at M.
+ * What is checked, per claim that took work and per limit (the pool's, and each key of
+ * the claim for the key limit): the starts before it under the same stored limit, at a
+ * time in (T - periodMs, T], plus the rows it took, number at most `limit`, where T is the
+ * time the claim ran. Claims run in time order (one store call at a time, on a clock
+ * that only moves forward, and the store reads the time once it holds the store), so
+ * this is the sliding window, and every window of `periodMs` then holds at most `limit`
+ * starts (the last claim of a window saw the others). Why it is sound:
+ * - The store counts the starts it recorded after its time minus the period and records
+ *   its own at its time; with that time the time it ran, its count is this one. It drops
+ *   starts older than its time minus the longest period, none of which this one counts.
  * - A limit changed at run time (configure(), or a process applying its constructor
  *   options when it starts) begins a new segment: starts recorded under an earlier value
  *   are not counted (a longer period may find older starts already dropped, a higher limit
@@ -36,12 +34,10 @@ export interface RateLimits {
   keyRateLimit: RateLimit | null;
 }
 
-/** The starts recorded under one stored value of a limit. */
+/** The starts made under one stored value of a limit. */
 interface Segment {
   limit: RateLimit;
   starts: { at: number; key: string | null }[];
-  /** The latest claim time seen under it. */
-  latest: number;
 }
 
 const same = (a: RateLimit | null, b: RateLimit | null): boolean => a?.limit === b?.limit && a?.periodMs === b?.periodMs;
@@ -64,30 +60,26 @@ export class RateLimitChecker {
     for (const c of claims) {
       if (this.pool) this.checkPool(c, this.pool);
       if (this.key) this.checkKeys(c, this.key);
-      for (const seg of [this.pool, this.key]) {
-        if (!seg) continue;
-        seg.latest = Math.max(seg.latest, c.now);
-        c.keys.forEach((key) => seg.starts.push({ at: c.now, key }));
-      }
+      for (const seg of [this.pool, this.key]) if (seg) c.keys.forEach((key) => seg.starts.push({ at: c.ranAt, key }));
     }
   }
 
   private checkPool(c: ClaimSeen, seg: Segment): void {
     // One that took nothing broke nothing (the starts before it were checked when they were made).
     if (!c.claimed.length) return;
-    const { since, end } = this.window(c, seg);
+    const since = c.ranAt - seg.limit.periodMs;
     const before = seg.starts.filter((s) => s.at > since);
     if (before.length + c.claimed.length > seg.limit.limit) {
       throw new Violation(
         "rate-limit",
-        `${this.what(c)} took ${c.claimed.length} (${this.names(c)}) after ${before.length} start(s) in (t+${since - this.t0}, t+${end - this.t0}]: ` +
+        `${this.what(c)} took ${c.claimed.length} (${this.names(c)}) after ${before.length} start(s) in (t+${since - this.t0}, t+${c.ranAt - this.t0}]: ` +
           `rateLimit ${seg.limit.limit} per ${seg.limit.periodMs} ms`,
       );
     }
   }
 
   private checkKeys(c: ClaimSeen, seg: Segment): void {
-    const { since, end } = this.window(c, seg);
+    const since = c.ranAt - seg.limit.periodMs;
     for (const key of new Set(c.keys)) {
       if (key === null) continue;
       const taken = c.keys.filter((k) => k === key).length;
@@ -95,20 +87,15 @@ export class RateLimitChecker {
       if (before + taken > seg.limit.limit) {
         throw new Violation(
           "rate-limit",
-          `${this.what(c)} took ${taken} of key ${key} (${this.names(c)}) after ${before} start(s) of it in (t+${since - this.t0}, t+${end - this.t0}]: ` +
+          `${this.what(c)} took ${taken} of key ${key} (${this.names(c)}) after ${before} start(s) of it in (t+${since - this.t0}, t+${c.ranAt - this.t0}]: ` +
             `keyRateLimit ${seg.limit.limit} per ${seg.limit.periodMs} ms`,
         );
       }
     }
   }
 
-  private window(c: ClaimSeen, seg: Segment): { since: number; end: number } {
-    const end = Math.max(seg.latest, c.now);
-    return { since: end - seg.limit.periodMs, end };
-  }
-
   private what(c: ClaimSeen): string {
-    return `${c.proc} ${c.method} at t+${c.now - this.t0}`;
+    return `${c.proc} ${c.method} at t+${c.ranAt - this.t0}`;
   }
 
   private names(c: ClaimSeen): string {
@@ -120,5 +107,5 @@ export class RateLimitChecker {
 function follow(seg: Segment | null, limit: RateLimit | null): Segment | null {
   if (limit === null) return null;
   if (seg && same(seg.limit, limit)) return seg;
-  return { limit, starts: [], latest: -Infinity };
+  return { limit, starts: [] };
 }

@@ -9,10 +9,12 @@ import { createSimStore, type SimStore, type StoreKind } from "./stores.js";
 import { SKIP_POSTGRES } from "../helpers/postgres-env.js";
 
 // `rates: false`: the run the seed made before rate limits were generated (with one, the fast path it needs is off).
-const SEEDS: { seed: number; store: StoreKind; bug: string; rates?: boolean }[] = [
+// `timing: false`: the run the seed made before holds and retries without backoff were generated.
+const SEEDS: { seed: number; store: StoreKind; bug: string; rates?: boolean; timing?: boolean }[] = [
   {
     seed: 147,
     store: "sqlite",
+    timing: false,
     bug: "a stopping worker handed back a claimed attempt whose work was canceled meanwhile; another worker ran it again",
   },
   {
@@ -20,6 +22,21 @@ const SEEDS: { seed: number; store: StoreKind; bug: string; rates?: boolean }[] 
     store: "postgres",
     rates: false,
     bug: "a worker at its local cap (filled by the enqueue fast path) set 0 ms poll timers for due work it could not take",
+  },
+  ...(["sqlite", "postgres"] as const).map((store) => ({
+    seed: 54,
+    store,
+    bug: "a heartbeat's lost answer for an attempt that had ended aborted the newer attempt of the same work its worker had claimed",
+  })),
+  {
+    seed: 92,
+    store: "sqlite",
+    bug: "a claim took its time before waiting for the store: stale starts let a third start of a key into 2 per 2,000 ms",
+  },
+  {
+    seed: 4,
+    store: "postgres",
+    bug: "a claim took its time before waiting for the store: an enqueue's claim that waited 1 s started a lease that had already ended",
   },
 ];
 
@@ -31,8 +48,8 @@ for (const kind of new Set(SEEDS.map((s) => s.store))) {
     });
     afterAll(() => store.close());
 
-    it.each(SEEDS.filter((s) => s.store === kind))("seed $seed: $bug", async ({ seed, rates }) => {
-      const r = await runSeed({ seed, store, rates });
+    it.each(SEEDS.filter((s) => s.store === kind))("seed $seed: $bug", async ({ seed, rates, timing }) => {
+      const r = await runSeed({ seed, store, rates, timing });
       expect(r.ok ? "ok" : describeFailure(r)).toBe("ok");
     });
   });

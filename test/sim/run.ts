@@ -26,6 +26,8 @@ export interface RunOptions {
   traceLines?: number;
   /** False: no rate limits, whatever the seed draws (a seed found before they were generated). */
   rates?: boolean;
+  /** False: no holds and no retries without backoff, whatever the seed draws (a seed found before they were generated). */
+  timing?: boolean;
 }
 
 /** How a run ended. */
@@ -56,6 +58,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
     variant: options.variant,
     traceLines: options.traceLines,
     rates: options.rates,
+    timing: options.timing,
   });
   const base = { seed: options.seed, store: options.store.kind };
   try {

@@ -9,15 +9,24 @@
 import type { PoolConfig, WorkRow } from "../../src/driver/driver.js";
 import { Actions } from "./actions.js";
 import { Client } from "./client.js";
-import { FAULT_KINDS, type ClaimSeen, type FaultKind, type OpHost, type ProcHandle, type SimOp } from "./faulty-driver.js";
-import { Checker, Violation, type Observations } from "./invariants.js";
+import {
+  FAULT_KINDS,
+  type ClaimSeen,
+  type FaultKind,
+  type HeartbeatSeen,
+  type NewOp,
+  type OpHost,
+  type ProcHandle,
+} from "./faulty-driver.js";
+import { Holds } from "./holds.js";
+import { Checker, clearStep, newObservations, Violation, type Observations } from "./invariants.js";
 import { SimProcess, type ProcessConfig } from "./process.js";
 import { Rng } from "./rng.js";
 import { describeRun, drawRun } from "./run-config.js";
 import { SimTime } from "./sim-clock.js";
 import { StoreCalls } from "./store-calls.js";
 import type { SimStore } from "./stores.js";
-import { Trace } from "./trace.js";
+import { logLine, Trace } from "./trace.js";
 import type { Variant } from "./variants.js";
 import type { WorkloadHooks } from "./workload.js";
 
@@ -37,6 +46,8 @@ export interface SchedulerOptions {
   traceLines?: number;
   /** False: no rate limits, whatever the seed draws. */
   rates?: boolean;
+  /** False: no holds and no retries without backoff, whatever the seed draws. */
+  timing?: boolean;
 }
 
 /** Steps one run. */
@@ -46,22 +57,20 @@ export class Scheduler implements OpHost {
   readonly time = new SimTime(Date.UTC(2030, 0, 1));
   readonly config: ProcessConfig;
   readonly procs: SimProcess[] = [];
-  readonly obs: Observations = {
-    canceledTrue: new Map(),
-    cancelAsked: new Set(),
-    cancelAllCutoffs: [],
-    statuses: [],
-    enqueued: [],
-    started: [],
-    claims: [],
-    ocCalls: new Map(),
-  };
+  readonly obs: Observations = newObservations();
   readonly slots: number;
   /** The keys work of this run may carry (none when empty). */
   readonly keys: readonly string[];
   /** Whether this run uses rate limits; `rateRng` draws them (runs without them never use it). */
   readonly rated: boolean;
   readonly rateRng: Rng;
+  /**
+   * Whether this run has holds (holds.ts) and retries without backoff; `timingRng` draws
+   * them (runs without them never use it past this choice).
+   */
+  readonly timed: boolean;
+  readonly timingRng: Rng;
+  readonly holds: Holds;
   /** Fraction of store calls given a fault. */
   readonly faultRate: number;
   readonly options: SchedulerOptions;
@@ -72,7 +81,7 @@ export class Scheduler implements OpHost {
   /** Bumped by anything a process does; settle() waits until it stops changing. */
   activity = 0;
   private readonly storeCalls = new StoreCalls(this);
-  private readonly actions = new Actions(this);
+  readonly actions = new Actions(this);
   private readonly checker: Checker;
   private readonly client: Client;
   private readonly hooks: WorkloadHooks;
@@ -91,8 +100,13 @@ export class Scheduler implements OpHost {
     this.trace = new Trace(options.traceLines);
     this.rng = new Rng(options.seed);
     this.rateRng = new Rng((options.seed ^ 0x5ca1ab1e) >>> 0);
+    this.timingRng = new Rng((options.seed ^ 0x7e1d0c4a) >>> 0);
+    this.timed = (options.timing ?? true) && this.timingRng.chance(0.5);
+    this.holds = new Holds(this, this.timingRng, this.timed);
+    // Process → variant (if any) → gate (where holds stop calls) → the real driver.
     const base = options.store;
-    this.store = options.variant ? { ...base, driver: options.variant.wrap(base.driver) } : base;
+    const gated = this.holds.gate.wrap(base.driver);
+    this.store = { ...base, driver: options.variant ? options.variant.wrap(gated) : gated };
     const pool = `sim-${options.seed}-${++runCounter}`;
     const shape = drawRun(this.rng, this.rateRng, {
       pool,
@@ -114,7 +128,7 @@ export class Scheduler implements OpHost {
       ocCalls: this.obs.ocCalls,
       actionStarted: (call) => this.actions.started(call),
     };
-    this.checker = new Checker(this.config.retentionMs, (id) => this.trace.label(id), this.time.start);
+    this.checker = new Checker(this.config, (id) => this.trace.label(id), this.time.start);
     this.client = new Client(this);
     this.trace.add(describeRun(options.seed, shape));
   }
@@ -184,22 +198,25 @@ export class Scheduler implements OpHost {
 
   /** Late results the pool ignored, leases it lost and rescues go to the trace. */
   private logged(p: SimProcess, _level: string, message: string): void {
-    if (p.dead) return;
-    const m = /ignoring the result of (\w+) attempt (\d+)|lost the lease of (\w+) attempt (\d+)|rescued (\d+) attempt/.exec(message);
-    if (!m) return;
-    if (m[1]) this.lateResults++;
-    const what = m[1]
-      ? `ignored the late result of ${this.trace.label(m[1])}#${m[2]}`
-      : m[3]
-        ? `lost the lease of ${this.trace.label(m[3])}#${m[4]}`
-        : `rescued ${m[5]}`;
-    this.trace.add(`${this.head()} ${p.label} ${what}`);
+    const line = p.dead ? null : logLine(message, (id) => this.trace.label(id));
+    if (!line) return;
+    if (line.late) this.lateResults++;
+    this.trace.add(`${this.head()} ${p.label} ${line.text}`);
   }
 
   // ---- OpHost
 
-  queue(op: Omit<SimOp, "seq" | "notBefore">): void {
+  now(): number {
+    return this.time.now();
+  }
+
+  queue(op: NewOp): void {
     this.storeCalls.queue(op);
+  }
+
+  heartbeat(seen: HeartbeatSeen): void {
+    this.obs.heartbeats.push(seen);
+    this.obs.workerIds.set(seen.proc, seen.workerId);
   }
 
   subscribe(proc: ProcHandle, _pool: string, onWake: () => void): () => void {
@@ -310,10 +327,7 @@ export class Scheduler implements OpHost {
     this.storedConfig = snapshot.config;
     for (const r of snapshot.rows) this.trace.label(r.id);
     this.checker.check(this.stepNo, this.time.now(), snapshot, this.obs);
-    this.obs.statuses = [];
-    this.obs.enqueued = [];
-    this.obs.started = [];
-    this.obs.claims = [];
+    clearStep(this.obs);
     return snapshot.rows;
   }
 
@@ -339,7 +353,7 @@ export class Scheduler implements OpHost {
     if (!this.live().length) this.spawn();
     this.client.unpause();
     const ops = this.storeCalls.eligible();
-    if (ops.length) return this.storeCalls.execute(this.rng.pick(ops), null);
+    if (ops.length) return this.storeCalls.drainStep(this.rng.pick(ops));
     const actions = this.actions.settleable();
     if (actions.length) return this.actions.settle(this.rng.pick(actions));
     const stopped = this.live().filter((p) => !p.busy && !p.stepped && !p.started);

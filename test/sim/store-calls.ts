@@ -3,8 +3,8 @@
  * until the scheduler picks it, then runs on the real store with the fault the seed
  * drew for it (see FaultKind). One call runs at a time, to its end.
  */
-import type { WorkRow } from "../../src/driver/driver.js";
-import type { FaultKind, ProcHandle, SimOp } from "./faulty-driver.js";
+import type { AttemptRef, WorkRow } from "../../src/driver/driver.js";
+import { CALL_FAULTS, type FaultKind, type NewOp, type ProcHandle, type SimOp } from "./faulty-driver.js";
 import type { SimProcess } from "./process.js";
 import type { Scheduler } from "./scheduler.js";
 import type { Trace } from "./trace.js";
@@ -28,8 +28,8 @@ export class StoreCalls {
   constructor(private readonly s: Scheduler) {}
 
   /** Queues a call of a process. */
-  queue(op: Omit<SimOp, "seq" | "notBefore">): void {
-    this.ops.push({ ...op, seq: this.seq++, notBefore: 0 });
+  queue(op: NewOp): void {
+    this.ops.push({ ...op, seq: this.seq++, notBefore: 0, waitFor: null, held: null, holdDrawn: false });
     (op.proc as SimProcess).zeroTimers = 0;
     this.s.activity++;
   }
@@ -53,19 +53,29 @@ export class StoreCalls {
     this.wakers = [];
   }
 
-  /** Calls that may run now: not of a paused process, not a held-back heartbeat (all of them in the drain). */
+  /** Calls that may run now: not of a paused process, not a held one (in the drain, all but the held ones). */
   eligible(): SimOp[] {
     const now = this.s.time.now();
     const held = (o: SimOp): boolean => {
       const p = o.proc as SimProcess;
-      return o.notBefore > now || p.pausedUntil > now || (o.method === "heartbeat" && p.heartbeatsHeldUntil > now);
+      return (
+        o.notBefore > now ||
+        p.pausedUntil > now ||
+        (o.method === "heartbeat" && p.heartbeatsHeldUntil > now) ||
+        (o.waitFor !== null && !o.waitFor())
+      );
     };
-    return this.ops.filter((o) => this.s.draining || !held(o));
+    if (this.s.draining) return this.ops.filter((o) => (o.held === null || o.notBefore <= now) && (o.waitFor === null || o.waitFor()));
+    return this.ops.filter((o) => !held(o));
   }
 
-  /** One random step's call: maybe a delayed heartbeat, maybe a fault. */
+  /** One random step's call: maybe a hold (holds.ts), maybe a delayed heartbeat, maybe a fault. */
   async step(op: SimOp): Promise<void> {
     const { rng, faultRate } = this.s;
+    if (this.s.holds.maybeHold(op)) {
+      this.faults++;
+      return;
+    }
     if (op.method === "heartbeat" && faultRate > 0 && rng.chance(0.2)) {
       op.notBefore = this.s.time.now() + this.s.config.leaseMs * (1 + rng.next());
       this.s.trace.add(`${this.s.head()} ${op.proc.label} heartbeat delayed`);
@@ -74,11 +84,20 @@ export class StoreCalls {
     let fault: FaultKind | null = null;
     if (faultRate > 0 && rng.chance(faultRate)) {
       const { faults, processFaults } = this.s.options;
-      const allowed = faults.filter((f) => processFaults || !f.startsWith("crash"));
+      const allowed = faults.filter((f) => CALL_FAULTS.includes(f) && (processFaults || !f.startsWith("crash")));
       if (allowed.length) fault = rng.pick(allowed);
       if (fault === "crashInside" && op.method !== "transaction") fault = "crashBefore";
     }
     await this.execute(op, fault);
+  }
+
+  /** One drain step's call: maybe a hold, never a fault. */
+  async drainStep(op: SimOp): Promise<void> {
+    if (this.s.holds.maybeHold(op)) {
+      this.faults++;
+      return;
+    }
+    await this.execute(op, null);
   }
 
   /** Runs one queued call with `fault`. */
@@ -98,7 +117,8 @@ export class StoreCalls {
     let failed = false;
     let value: unknown;
     try {
-      value = await deadline(op.run(crashAt), `${op.proc.label} ${op.method}`);
+      // A held call was made already: it goes on from the gate to the store.
+      value = await deadline(op.held ? op.held.release() : op.run(crashAt), `${op.proc.label} ${op.method}`);
     } catch (e) {
       if (e instanceof Violation) throw e;
       failed = true;
@@ -118,7 +138,9 @@ export class StoreCalls {
 
 /** A short text of a store call's answer. */
 function summary(method: string, value: unknown, trace: Trace): string {
-  const answer = value as { claimed?: WorkRow[]; claim?: { claimed: WorkRow[] } | null } | null;
+  const answer = value as { claimed?: WorkRow[]; claim?: { claimed: WorkRow[] } | null; lost?: AttemptRef[] } | null;
+  if (method === "heartbeat" && answer?.lost?.length)
+    return `lost ${answer.lost.map((r) => `${trace.label(r.id)}#${r.attempt}`).join(" ")}`;
   // complete() claims inside its own answer.
   const claimed = answer?.claimed ?? answer?.claim?.claimed;
   if (Array.isArray(claimed)) return claimed.length ? `claimed ${claimed.map((r) => `${trace.label(r.id)}#${r.attempt}`).join(" ")}` : "ok";

@@ -33,3 +33,11 @@ export class Trace {
     return [...this.lines];
   }
 }
+
+/** The trace's text for a pool's log message worth keeping (a late result ignored, a lease lost, a rescue), or null. */
+export function logLine(message: string, label: (id: string) => string): { text: string; late: boolean } | null {
+  const m = /ignoring the result of (\w+) attempt (\d+)|lost the lease of (\w+) attempt (\d+)|rescued (\d+) attempt/.exec(message);
+  if (!m) return null;
+  if (m[1]) return { text: `ignored the late result of ${label(m[1])}#${m[2]}`, late: true };
+  return { text: m[3] ? `lost the lease of ${label(m[3])}#${m[4]}` : `rescued ${m[5]}`, late: false };
+}

@@ -1,23 +1,30 @@
 /**
  * The simulator can fail: each deliberately broken driver of variants.ts is caught, by
  * the invariant it breaks, within a bounded number of seeds (from seed 1, so the bound
- * holds the same way every run).
+ * holds the same way every run). Every variant runs on SQLite; those marked `postgres`
+ * run on PostgreSQL too.
  */
 import { expect, it } from "vitest";
 import { runBatch } from "./batch.js";
+import type { StoreKind } from "./stores.js";
 import { VARIANTS } from "./variants.js";
 
 /** Most seeds a variant may take to be caught. */
 const BOUND = 400;
 
-it.each(VARIANTS.map((v) => [v.name, v] as const))(
-  "catches %s",
-  async (_name, variant) => {
-    const r = await runBatch({ store: "sqlite", firstSeed: 1, seeds: BOUND, variant });
+const cases = VARIANTS.flatMap((v) => [
+  [v.name, "sqlite" as StoreKind, v] as const,
+  ...(v.postgres ? [[v.name, "postgres" as StoreKind, v] as const] : []),
+]);
+
+it.each(cases)(
+  "catches %s on %s",
+  async (_name, store, variant) => {
+    const r = await runBatch({ store, firstSeed: 1, seeds: BOUND, variant });
     const caught = r.failures[0];
-    expect(caught, `${variant.bug}: not caught in ${BOUND} seeds`).toBeDefined();
+    expect(caught, `${variant.bug}: not caught in ${BOUND} seeds on ${store}`).toBeDefined();
     expect(variant.caughtBy).toContain(caught!.invariant);
-    console.log(`${variant.name}: caught at seed ${caught!.seed} by ${caught!.invariant}`);
+    console.log(`${variant.name} (${store}): caught at seed ${caught!.seed} by ${caught!.invariant}`);
   },
   300_000,
 );

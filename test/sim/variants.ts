@@ -15,49 +15,9 @@ import type {
   WorkRow,
 } from "../../src/driver/driver.js";
 import type { RateLimit } from "../../src/types.js";
-import type { InvariantName } from "./invariants.js";
+import { override, overrideOps, type Variant } from "./variant-kit.js";
 
-/** A broken driver, and the invariants that must catch it. */
-export interface Variant {
-  name: string;
-  /** What is broken. */
-  bug: string;
-  /** The invariants allowed to report it (the first is the one it is about). */
-  caughtBy: readonly InvariantName[];
-  wrap<Tx>(driver: Driver<Tx>): Driver<Tx>;
-}
-
-type Method = (...args: never[]) => unknown;
-
-/** The driver with some methods replaced (`real` is the original, bound). */
-function override<Tx>(driver: Driver<Tx>, methods: (real: Driver<Tx>) => Partial<Driver<Tx>>): Driver<Tx> {
-  const replaced = methods(driver) as Record<string, Method>;
-  return new Proxy(driver, {
-    get(target, prop) {
-      if (typeof prop === "string" && prop in replaced) return replaced[prop];
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? (value as Method).bind(target) : value;
-    },
-  });
-}
-
-/** The driver with some transaction operations replaced. */
-function overrideOps<Tx>(driver: Driver<Tx>, methods: (real: TxOps<Tx>) => Partial<TxOps<Tx>>): Driver<Tx> {
-  return override(driver, (real) => ({
-    transaction: <T>(fn: (ops: TxOps<Tx>) => Promise<T>) =>
-      real.transaction((ops) => {
-        const replaced = methods(ops) as Record<string, Method>;
-        const broken = new Proxy(ops, {
-          get(target, prop) {
-            if (typeof prop === "string" && prop in replaced) return replaced[prop];
-            const value: unknown = Reflect.get(target, prop, target);
-            return typeof value === "function" ? (value as Method).bind(target) : value;
-          },
-        });
-        return fn(broken);
-      }),
-  }));
-}
+export type { Variant };
 
 /** complete() as a driver without the attempt fence would write it: any unfinished row takes the outcome. */
 function unfencedComplete<Tx>(
@@ -329,5 +289,46 @@ export const VARIANTS: readonly Variant[] = [
     bug: "expired leases are never found, so a crashed worker's attempts stay running",
     caughtBy: ["nothing-lost"],
     wrap: (d) => overrideOps(d, () => ({ lockExpired: () => Promise.resolve([]) })),
+  },
+  {
+    name: "heartbeat-by-id",
+    bug: "a heartbeat answers each lost attempt with its work's current attempt, as fencing by id alone would: a newer attempt of the same work is aborted",
+    caughtBy: ["no-false-loss"],
+    postgres: true,
+    wrap: (d) =>
+      override(d, (real) => ({
+        async heartbeat(pool, workerId, refs, lease) {
+          const res = await real.heartbeat(pool, workerId, refs, lease);
+          if (!res.lost.length) return res;
+          const rows = new Map(
+            (
+              await real.readWork(
+                pool,
+                res.lost.map((r) => r.id),
+              )
+            ).map((r) => [r.id, r]),
+          );
+          return { ...res, lost: res.lost.map((r) => ({ id: r.id, attempt: rows.get(r.id)?.attempt ?? r.attempt })) };
+        },
+      })),
+  },
+  {
+    name: "stale-claim-time",
+    bug: "claims and heartbeats read the time when the call is made, not once the store is held: a held claim starts stale leases",
+    caughtBy: ["claim-time"],
+    postgres: true,
+    wrap: (d) =>
+      override(d, (real) => {
+        const atCall = <T extends { clock: () => number }>(o: T): T => {
+          const now = o.clock();
+          return { ...o, clock: () => now };
+        };
+        return {
+          claim: (pool, opts) => real.claim(pool, atCall(opts)),
+          complete: real.complete && ((pool, writes, now, claim) => real.complete!(pool, writes, now, claim && atCall(claim))),
+          insertAndClaim: real.insertAndClaim && ((row, opts) => real.insertAndClaim!(row, atCall(opts))),
+          heartbeat: (pool, workerId, refs, lease) => real.heartbeat(pool, workerId, refs, atCall(lease)),
+        };
+      }),
   },
 ];
