@@ -35,6 +35,39 @@ export function defineKeyTests<Tx>(harness: StoreHarness<Tx>): void {
   describe("per-key parallelism", () => {
     const ctx = useTestContext(harness);
 
+    test("work set aside at its key's limit comes back when the key's next work leaves the queue without running (canceled)", async () => {
+      const t = await ctx();
+      const pool = t.pool({ name: "park", maxParallelism: 2, keyParallelism: 1 });
+      const job = pool.defineAction("job", () => undefined);
+      await pool.runOnce(); // stores the pool's configuration
+      const claim = async (): Promise<string[]> =>
+        (await t.driver.claim("park", { workerId: "w", clock: () => t.clock.now(), leaseMs: 30_000, limit: 10 })).claimed.map((r) => r.id);
+      const [a1, a2, a3] = await pool.enqueueActionBatch(job, [{}, {}, {}], { key: "k" });
+      const b1 = await pool.enqueueAction(job, {});
+      // a1 runs, a2 and a3 are set aside at k's limit, b1 takes the second slot.
+      expect((await claim()).sort()).toEqual([a1, b1].sort());
+      // a1 goes back to the queue (due later): k is free, and urgent work b0 takes the free slot,
+      // so the claim gives a2 back to the queue without taking it.
+      await t.driver.transaction((ops) => ops.release([{ id: a1!, attempt: 1 }], t.clock.now() + 60_000));
+      const b0 = await pool.enqueueAction(job, {}, { priority: -1 });
+      expect(await claim()).toEqual([b0]);
+      // a2 and a1 are canceled before they run: a3 must not wait for an attempt of k that never comes.
+      expect(await pool.cancel(a2!)).toBe(true);
+      expect(await pool.cancel(a1!)).toBe(true);
+      await t.driver.transaction(async (ops) => {
+        const rows = await ops.lockWork("park", [b0, b1]);
+        await ops.finish(
+          rows.map((r) => ({
+            id: r.id,
+            result: JSON.stringify({ kind: "success", returnValue: null }),
+            finishedAt: t.clock.now(),
+            ocState: "none",
+          })),
+        );
+      });
+      expect(await claim()).toEqual([a3]);
+    });
+
     test("each key runs at most keyParallelism at once, under maxParallelism, and a key at its limit blocks no other", async () => {
       const t = await ctx();
       const a = t.pool({ name: "k", maxParallelism: 6, keyParallelism: 2 });

@@ -34,6 +34,11 @@ const SEEDS: { seed: number; store: StoreKind; bug: string; rates?: boolean; tim
     bug: "a claim took its time before waiting for the store: stale starts let a third start of a key into 2 per 2,000 ms",
   },
   {
+    seed: 90002649,
+    store: "sqlite",
+    bug: "work a claim had given back in place of its key's parked work was canceled before it ran; the parked work waited for good",
+  },
+  {
     seed: 4,
     store: "postgres",
     bug: "a claim took its time before waiting for the store: an enqueue's claim that waited 1 s started a lease that had already ended",

@@ -677,4 +677,4 @@ CREATE UNIQUE INDEX work_unique_key ON :"schema".work USING btree (pool, unique_
 
 CREATE INDEX work_unsuccessful ON :"schema".work USING btree (pool, id) WHERE (((state)::text = 'finished'::text) AND (result !~~ '{"kind":"success"%'::text));
 
-CREATE TRIGGER work_key_freed AFTER UPDATE OF state ON :"schema".work FOR EACH ROW WHEN ((((old.state)::text = 'running'::text) AND ((new.state)::text <> 'running'::text) AND (old.key IS NOT NULL))) EXECUTE FUNCTION :"schema".note_freed_key();
+CREATE TRIGGER work_key_freed AFTER UPDATE OF state, key ON :"schema".work FOR EACH ROW WHEN (((old.key IS NOT NULL) AND ((((old.state)::text = 'running'::text) AND ((new.state)::text <> 'running'::text)) OR (((old.state)::text = 'pending'::text) AND (NOT old.parked) AND (((new.state)::text = 'finished'::text) OR (new.key IS DISTINCT FROM old.key)))))) EXECUTE FUNCTION :"schema".note_freed_key();

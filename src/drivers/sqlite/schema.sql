@@ -139,8 +139,10 @@ CREATE UNIQUE INDEX workpool_work_unique_key ON workpool_work (pool, unique_key)
 CREATE INDEX workpool_work_unsuccessful ON workpool_work (pool)
   WHERE state = 'finished' AND result NOT LIKE '{"kind":"success"%';
 
-CREATE TRIGGER workpool_work_key_freed AFTER UPDATE OF state ON workpool_work
-  WHEN OLD.state = 'running' AND NEW.state <> 'running' AND OLD.key IS NOT NULL
+CREATE TRIGGER workpool_work_key_freed AFTER UPDATE OF state, key ON workpool_work
+  WHEN OLD.key IS NOT NULL AND (
+    (OLD.state = 'running' AND NEW.state <> 'running')
+    OR (OLD.state = 'pending' AND OLD.parked = 0 AND (NEW.state = 'finished' OR NEW.key IS NOT OLD.key)))
 BEGIN
   INSERT OR IGNORE INTO workpool_freed_keys (pool, key) VALUES (OLD.pool, OLD.key);
 END;

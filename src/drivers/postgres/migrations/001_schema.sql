@@ -134,8 +134,13 @@ CREATE TABLE :"schema".freed_keys (
 CREATE INDEX freed_keys_pool ON :"schema".freed_keys (pool);
 
 -- note_freed_key() is created before this file runs (see migrate.ts).
-CREATE TRIGGER work_key_freed AFTER UPDATE OF state ON :"schema".work
-  FOR EACH ROW WHEN (OLD.state = 'running' AND NEW.state <> 'running' AND OLD.key IS NOT NULL)
+-- Also unparked pending work of a key that leaves the queue without running (canceled, or its key
+-- replaced): a claim may have given it back in place of parked work of its key, which would otherwise
+-- wait for an attempt of that key that never comes.
+CREATE TRIGGER work_key_freed AFTER UPDATE OF state, key ON :"schema".work
+  FOR EACH ROW WHEN (OLD.key IS NOT NULL AND (
+    (OLD.state = 'running' AND NEW.state <> 'running')
+    OR (OLD.state = 'pending' AND NOT OLD.parked AND (NEW.state = 'finished' OR NEW.key IS DISTINCT FROM OLD.key))))
   EXECUTE FUNCTION :"schema".note_freed_key();
 
 -- The attempt starts of a rate-limited pool within its longest window (older ones are pruned by the

@@ -107,15 +107,19 @@ CREATE INDEX workpool_work_unsuccessful ON workpool_work (pool)
 
 -- Keys whose running attempts ended since the pool's last claim: that claim gives back the parked work
 -- each has room for. Written by a trigger, so every transition out of running adds its key, whichever
--- statement or process writes it.
+-- statement or process writes it; and so does unparked pending work of a key that leaves the queue
+-- without running (canceled, or its key replaced): a claim may have given it back in place of parked
+-- work of its key, which would otherwise wait for an attempt of that key that never comes.
 CREATE TABLE workpool_freed_keys (
   pool TEXT NOT NULL,
   key  TEXT NOT NULL,
   PRIMARY KEY (pool, key)
 ) WITHOUT ROWID;
 
-CREATE TRIGGER workpool_work_key_freed AFTER UPDATE OF state ON workpool_work
-  WHEN OLD.state = 'running' AND NEW.state <> 'running' AND OLD.key IS NOT NULL
+CREATE TRIGGER workpool_work_key_freed AFTER UPDATE OF state, key ON workpool_work
+  WHEN OLD.key IS NOT NULL AND (
+    (OLD.state = 'running' AND NEW.state <> 'running')
+    OR (OLD.state = 'pending' AND OLD.parked = 0 AND (NEW.state = 'finished' OR NEW.key IS NOT OLD.key)))
 BEGIN
   INSERT OR IGNORE INTO workpool_freed_keys (pool, key) VALUES (OLD.pool, OLD.key);
 END;
