@@ -19,7 +19,7 @@ import {
 } from "./handlers.js";
 import { workIdTime } from "./ids.js";
 import { Enqueuer } from "./internal/enqueuer.js";
-import type { PoolRuntime } from "./internal/runtime.js";
+import { POOL_RUNTIME, type PoolInternals, type PoolRuntime } from "./internal/runtime.js";
 import { Readiness } from "./internal/readiness.js";
 import { checkScheduleId } from "./internal/cron.js";
 import { checkIds, toStatus } from "./internal/status.js";
@@ -275,6 +275,11 @@ export class Workpool<Tx = unknown, P extends string = string> {
   async runOnce(): Promise<RunOnceResult> {
     await this.readiness.readyPool();
     return this.worker.runOnce();
+  }
+
+  /** @internal The pool's runtime and readiness, for the layers built on it (workflows). */
+  get [POOL_RUNTIME](): PoolInternals<Tx> {
+    return { rt: this.rt, ready: () => this.readiness.readyPool() };
   }
 
   /** Number of attempts this process is running for the pool. */

@@ -16,6 +16,7 @@
 import type { AdminOps, CancelableFilter } from "./admin-ops.js";
 import type { ScheduleOps } from "./schedule-ops.js";
 import type { RunningWorkers } from "./running-workers.js";
+import type { WorkflowOps } from "./workflow-ops.js";
 import type { TransactionExecutor } from "./tx-executor.js";
 import type { NewWork, PoolConfig, PoolCounts, PoolStats, WorkRow } from "./work-rows.js";
 import type {
@@ -194,6 +195,11 @@ export interface Driver<Tx> extends AdminOps, ScheduleOps {
    * cleanup removes them. Returns whether it vacuumed.
    */
   vacuum?(now: number): Promise<boolean>;
+  /**
+   * The workflow operations (see workflow-ops.ts) on `tx`, the raw handle of an open
+   * transaction (ours or the caller's), or, without one, on the store's connection (reads).
+   */
+  workflows(tx?: Tx): WorkflowOps;
   /** Suggested safety-poll interval for this store, ms. */
   readonly pollIntervalMs: number;
   /**

@@ -25,3 +25,13 @@ export interface PoolRuntime<Tx> {
    */
   readonly defersOnComplete?: boolean;
 }
+
+/** Key of a Workpool's runtime, for the layers built on a pool (workflows). */
+export const POOL_RUNTIME = Symbol.for("workpool.runtime");
+
+/** What a layer built on a pool reaches through {@link POOL_RUNTIME}. */
+export interface PoolInternals<Tx> {
+  rt: PoolRuntime<Tx>;
+  /** Resolves once the pool's schema and configuration are in the store. */
+  ready(): Promise<void>;
+}

@@ -62,6 +62,8 @@ import { PgStoreLifecycle } from "./lifecycle.js";
 import { PgTransactions } from "./transactions.js";
 import { PgWorkInserter } from "./insert.js";
 import { RunningWorkers } from "../../driver/running-workers.js";
+import type { WorkflowOps } from "../../driver/workflow-ops.js";
+import { pgWorkflowOps } from "./workflows.js";
 import type { RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
 
 /** What the driver needs to run. */
@@ -198,6 +200,10 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   async heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], lease: LeaseRenewal): Promise<HeartbeatResult> {
     if (!refs.length) return { cancelRequested: [], lost: [] };
     return heartbeatOn(this.db, this.stmts, pool, workerId, refs, lease);
+  }
+
+  workflows(tx?: PoolClient): WorkflowOps {
+    return pgWorkflowOps(tx ?? this.app, this.schema);
   }
 
   async readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {

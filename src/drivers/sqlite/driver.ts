@@ -50,6 +50,8 @@ import { SqliteConnectionAccess } from "./connection-access.js";
 import { SqliteWorkInserter } from "./insert.js";
 import { PoolWakeups } from "./wakeups.js";
 import { RunningWorkers } from "../../driver/running-workers.js";
+import type { WorkflowOps } from "../../driver/workflow-ops.js";
+import { sqliteWorkflowOps } from "./workflows.js";
 import type { RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
 
 /** The SQLite implementation of the driver interface; also the Store users hold. */
@@ -163,6 +165,17 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
       }
       return result;
     });
+  }
+
+  workflows(tx?: Database): WorkflowOps {
+    if (tx !== undefined || this.access.insideTx) return sqliteWorkflowOps(tx ?? this.db);
+    // Outside a transaction: each call holds the connection, in its own write transaction.
+    const raw = sqliteWorkflowOps(this.db);
+    const held = {} as Record<string, unknown>;
+    for (const [name, fn] of Object.entries(raw) as [string, (...a: unknown[]) => unknown][]) {
+      held[name] = (...args: unknown[]) => this.access.write(() => fn(...args));
+    }
+    return held as unknown as WorkflowOps;
   }
 
   readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {

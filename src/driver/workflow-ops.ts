@@ -1,0 +1,123 @@
+/**
+ * The driver operations behind durable workflows (src/workflow/): a run's row, its journal
+ * of steps and the events sent to it. Every method runs on the connection or transaction
+ * the ops were made for (see Driver.workflows). On SQLite each returns its value at once
+ * (so a start or sendEvent inside the caller's synchronous transaction writes before it
+ * returns); on PostgreSQL a promise. Times are parameters.
+ */
+
+/** A value now (SQLite) or later (PostgreSQL). */
+export type Maybe<T> = T | Promise<T>;
+
+/** States of a run. */
+export type RunState = "running" | "canceling" | "blocked" | "success" | "failed" | "canceled";
+
+/** Kinds of journal entries. */
+export type StepKind = "action" | "mutation" | "sleep" | "event" | "workflow" | "value";
+
+/** States of a journal entry. */
+export type StepState = "running" | "waiting" | "done" | "failed" | "canceled";
+
+/** Delivery state of a run's onComplete. */
+export type RunOnCompleteState = "none" | "pending" | "done" | "failed";
+
+/** A run as stored. JSON columns are text. */
+export interface RunRow {
+  id: string;
+  pool: string;
+  name: string;
+  args: string;
+  state: RunState;
+  generation: number;
+  result: string | null;
+  blocked: string | null;
+  cancelReason: "canceled" | "timeout" | null;
+  onComplete: string | null;
+  context: string | null;
+  ocState: RunOnCompleteState;
+  ocAttempts: number;
+  ocError: string | null;
+  parentId: string | null;
+  parentStep: number | null;
+  steps: number;
+  journalBytes: number;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+  deadline: number | null;
+}
+
+/** A new run. */
+export type NewRun = Pick<RunRow, "id" | "pool" | "name" | "args" | "onComplete" | "context" | "parentId" | "parentStep" | "deadline"> & {
+  now: number;
+};
+
+/** A journal entry as stored. */
+export interface StepRow {
+  runId: string;
+  n: number;
+  kind: StepKind;
+  name: string;
+  state: StepState;
+  args: string | null;
+  outcome: string | null;
+  workId: string | null;
+  childId: string | null;
+  delivered: number | null;
+  startedAt: number;
+  finishedAt: number | null;
+}
+
+/** A change to a run, written only while it has generation `expect` (null: whatever it has). */
+export interface RunUpdate {
+  state?: RunState;
+  result?: string | null;
+  blocked?: string | null;
+  cancelReason?: "canceled" | "timeout" | null;
+  ocState?: RunOnCompleteState;
+  ocAttempts?: number;
+  ocError?: string | null;
+  finishedAt?: number | null;
+  deadline?: number | null;
+  /** Added to the run's step count and journal size. */
+  addSteps?: number;
+  addBytes?: number;
+  now: number;
+}
+
+/** The operations on one connection or transaction. */
+export interface WorkflowOps {
+  /** Inserts a run; false when a run with its id exists (nothing written). */
+  insertRun(run: NewRun): Maybe<boolean>;
+  /** Reads a run (FOR UPDATE inside a PostgreSQL transaction). */
+  lockRun(id: string): Maybe<RunRow | null>;
+  /** Reads a run without a lock. */
+  readRun(id: string): Maybe<RunRow | null>;
+  /**
+   * Applies `update` and moves the run to the next generation, if it is still at `generation`.
+   * False (nothing written) when another writer moved it first.
+   */
+  advanceRun(id: string, generation: number, update: RunUpdate): Maybe<boolean>;
+  /** Applies `update` whatever the generation, and moves to the next generation. */
+  updateRun(id: string, update: RunUpdate): Maybe<void>;
+  /** The run's journal from entry `from` on, in order. */
+  readSteps(runId: string, from?: number): Maybe<StepRow[]>;
+  /** Appends journal entries. */
+  insertSteps(rows: readonly StepRow[]): Maybe<void>;
+  /** Ends entry n if it is still `running` or `waiting`; true if it was. */
+  endStep(runId: string, n: number, state: StepState, outcome: string, now: number): Maybe<boolean>;
+  /** Records the generation whose advance gave these entries' outcomes to the handler. */
+  markDelivered(runId: string, ns: readonly number[], generation: number): Maybe<void>;
+  /** Ends every entry still running or waiting `canceled` with `outcome`; returns those entries as they were. */
+  cancelOpenSteps(runId: string, outcome: string, now: number): Maybe<StepRow[]>;
+  /** Deletes entries from `from` on, and gives the events they took back to the run (a restart). */
+  deleteStepsFrom(runId: string, from: number): Maybe<void>;
+  /** Stores an event sent to a run; returns its sequence number. */
+  insertEvent(runId: string, name: string, payload: string, now: number): Maybe<number>;
+  /** Takes the oldest unconsumed event `name` of the run for entry `n`; null when there is none. */
+  takeEvent(runId: string, name: string, n: number): Maybe<{ seq: number; payload: string } | null>;
+  /** The lowest entry waiting for event `name`, or null. */
+  waitingFor(runId: string, name: string): Maybe<number | null>;
+  /** Ids of the run's child runs that have not finished. */
+  openChildren(runId: string): Maybe<string[]>;
+}

@@ -1,0 +1,204 @@
+/**
+ * Workflow runs, journals and events on PostgreSQL (see driver/workflow-ops.ts): one named
+ * statement per operation, on the client of a transaction or on the store's connections.
+ */
+import { createHash } from "node:crypto";
+import type { NewRun, RunRow, RunUpdate, StepRow, WorkflowOps } from "../../driver/workflow-ops.js";
+import { run, type Queryable } from "./connection.js";
+import { quoteIdent } from "./names.js";
+import type { Statement } from "./statements.js";
+
+const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
+  oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at::float8 AS created_at,
+  updated_at::float8 AS updated_at, finished_at::float8 AS finished_at, deadline::float8 AS deadline`;
+const STEP_COLUMNS = `run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at::float8 AS started_at,
+  finished_at::float8 AS finished_at`;
+
+function sql(schema: string) {
+  const runs = `${quoteIdent(schema)}.workflow_runs`;
+  const steps = `${quoteIdent(schema)}.workflow_steps`;
+  const events = `${quoteIdent(schema)}.workflow_events`;
+  return {
+    insertRun: `INSERT INTO ${runs} (id, pool, name, args, state, on_complete, context, oc_state, parent_id, parent_step,
+      created_at, updated_at, deadline)
+      VALUES ($1, $2, $3, $4, 'running', $5, $6, 'none', $7, $8, $9, $9, $10) ON CONFLICT (id) DO NOTHING`,
+    lockRun: `SELECT ${RUN_COLUMNS} FROM ${runs} WHERE id = $1 FOR UPDATE`,
+    readRun: `SELECT ${RUN_COLUMNS} FROM ${runs} WHERE id = $1`,
+    updateRun: `UPDATE ${runs} SET generation = generation + 1, updated_at = $2,
+      state = coalesce($3, state),
+      result = CASE WHEN $4 THEN $5 ELSE result END,
+      blocked = CASE WHEN $6 THEN $7 ELSE blocked END,
+      cancel_reason = CASE WHEN $8 THEN $9 ELSE cancel_reason END,
+      oc_state = coalesce($10, oc_state),
+      oc_attempts = coalesce($11, oc_attempts),
+      oc_error = CASE WHEN $12 THEN $13 ELSE oc_error END,
+      finished_at = CASE WHEN $14 THEN $15::bigint ELSE finished_at END,
+      steps = steps + $16, journal_bytes = journal_bytes + $17,
+      deadline = CASE WHEN $19 THEN $20::bigint ELSE deadline END
+      WHERE id = $1 AND ($18::integer IS NULL OR generation = $18)`,
+    readSteps: `SELECT ${STEP_COLUMNS} FROM ${steps} WHERE run_id = $1 AND n >= $2 ORDER BY n`,
+    insertSteps: `INSERT INTO ${steps} (run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at, finished_at)
+      SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+        $9::text[], $10::integer[], $11::bigint[], $12::bigint[])`,
+    endStep: `UPDATE ${steps} SET state = $3, outcome = $4, finished_at = $5
+      WHERE run_id = $1 AND n = $2 AND state IN ('running', 'waiting')`,
+    markDelivered: `UPDATE ${steps} SET delivered = $3 WHERE run_id = $1 AND n = ANY($2::integer[])`,
+    cancelOpen: `WITH open AS (SELECT ${STEP_COLUMNS} FROM ${steps} WHERE run_id = $1 AND state IN ('running', 'waiting') FOR UPDATE),
+      done AS (UPDATE ${steps} s SET state = 'canceled', outcome = $3, finished_at = $2
+        FROM open WHERE s.run_id = open.run_id AND s.n = open.n)
+      SELECT * FROM open ORDER BY n`,
+    deleteFrom: `WITH d AS (DELETE FROM ${steps} WHERE run_id = $1 AND n >= $2)
+      UPDATE ${events} SET consumed_step = NULL WHERE run_id = $1 AND consumed_step >= $2`,
+    insertEvent: `INSERT INTO ${events} (run_id, seq, name, payload, sent_at)
+      VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM ${events} WHERE run_id = $1), $2, $3, $4) RETURNING seq`,
+    takeEvent: `UPDATE ${events} SET consumed_step = $3 WHERE (run_id, seq) = (
+        SELECT run_id, seq FROM ${events} WHERE run_id = $1 AND name = $2 AND consumed_step IS NULL ORDER BY seq LIMIT 1 FOR UPDATE)
+      RETURNING seq, payload`,
+    waitingFor: `SELECT min(n) AS n FROM ${steps} WHERE run_id = $1 AND kind = 'event' AND name = $2 AND state = 'waiting'`,
+    openChildren: `SELECT id FROM ${runs} WHERE parent_id = $1 AND state IN ('running', 'canceling', 'blocked') ORDER BY id`,
+  };
+}
+
+type Statements = { [K in keyof ReturnType<typeof sql>]: Statement };
+const cache = new Map<string, Statements>();
+
+function statementsOf(schema: string): Statements {
+  let stmts = cache.get(schema);
+  if (!stmts) {
+    const built: Record<string, Statement> = {};
+    for (const [key, text] of Object.entries(sql(schema))) {
+      built[key] = { name: `workpool_wf_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`, text };
+    }
+    stmts = built as Statements;
+    cache.set(schema, stmts);
+  }
+  return stmts;
+}
+
+/** A run row as pg returns it (BIGINT columns read as float8 above). */
+type PgRunRow = {
+  [K in keyof RunRow as K extends string ? SnakeCase<K> : never]: RunRow[K];
+};
+type SnakeCase<S extends string> = S extends `${infer H}${infer T}`
+  ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${SnakeCase<T>}`
+  : S;
+type PgStepRow = { [K in keyof StepRow as K extends string ? SnakeCase<K> : never]: StepRow[K] };
+
+function toRunRow(r: PgRunRow): RunRow {
+  return {
+    id: r.id,
+    pool: r.pool,
+    name: r.name,
+    args: r.args,
+    state: r.state,
+    generation: r.generation,
+    result: r.result,
+    blocked: r.blocked,
+    cancelReason: r.cancel_reason,
+    onComplete: r.on_complete,
+    context: r.context,
+    ocState: r.oc_state,
+    ocAttempts: r.oc_attempts,
+    ocError: r.oc_error,
+    parentId: r.parent_id,
+    parentStep: r.parent_step,
+    steps: r.steps,
+    journalBytes: Number(r.journal_bytes),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    finishedAt: r.finished_at,
+    deadline: r.deadline,
+  };
+}
+
+function toStepRow(r: PgStepRow): StepRow {
+  return {
+    runId: r.run_id,
+    n: r.n,
+    kind: r.kind,
+    name: r.name,
+    state: r.state,
+    args: r.args,
+    outcome: r.outcome,
+    workId: r.work_id,
+    childId: r.child_id,
+    delivered: r.delivered,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+function updateValues(id: string, generation: number | null, u: RunUpdate): unknown[] {
+  return [
+    id,
+    u.now,
+    u.state ?? null,
+    u.result !== undefined,
+    u.result ?? null,
+    u.blocked !== undefined,
+    u.blocked ?? null,
+    u.cancelReason !== undefined,
+    u.cancelReason ?? null,
+    u.ocState ?? null,
+    u.ocAttempts ?? null,
+    u.ocError !== undefined,
+    u.ocError ?? null,
+    u.finishedAt !== undefined,
+    u.finishedAt ?? null,
+    u.addSteps ?? 0,
+    u.addBytes ?? 0,
+    generation,
+    u.deadline !== undefined,
+    u.deadline ?? null,
+  ];
+}
+
+/** The workflow operations of the store in `schema`, on `db` (a client inside BEGIN, or the store's connections). */
+export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
+  const s = statementsOf(schema);
+  return {
+    insertRun: async (r: NewRun) =>
+      (await run(db, s.insertRun, [r.id, r.pool, r.name, r.args, r.onComplete, r.context, r.parentId, r.parentStep, r.now, r.deadline]))
+        .rowCount > 0,
+    lockRun: async (id) => {
+      const row = (await run<PgRunRow>(db, s.lockRun, [id])).rows[0];
+      return row ? toRunRow(row) : null;
+    },
+    readRun: async (id) => {
+      const row = (await run<PgRunRow>(db, s.readRun, [id])).rows[0];
+      return row ? toRunRow(row) : null;
+    },
+    advanceRun: async (id, generation, update) => (await run(db, s.updateRun, updateValues(id, generation, update))).rowCount > 0,
+    updateRun: async (id, update) => void (await run(db, s.updateRun, updateValues(id, null, update))),
+    readSteps: async (runId, from = 0) => (await run<PgStepRow>(db, s.readSteps, [runId, from])).rows.map(toStepRow),
+    insertSteps: async (rows) => {
+      if (!rows.length) return;
+      const col = <K extends keyof StepRow>(k: K) => rows.map((r) => r[k]);
+      await run(db, s.insertSteps, [
+        col("runId"),
+        col("n"),
+        col("kind"),
+        col("name"),
+        col("state"),
+        col("args"),
+        col("outcome"),
+        col("workId"),
+        col("childId"),
+        col("delivered"),
+        col("startedAt"),
+        col("finishedAt"),
+      ]);
+    },
+    endStep: async (runId, n, state, outcome, now) => (await run(db, s.endStep, [runId, n, state, outcome, now])).rowCount > 0,
+    markDelivered: async (runId, ns, generation) => {
+      if (ns.length) await run(db, s.markDelivered, [runId, ns, generation]);
+    },
+    cancelOpenSteps: async (runId, outcome, now) => (await run<PgStepRow>(db, s.cancelOpen, [runId, now, outcome])).rows.map(toStepRow),
+    deleteStepsFrom: async (runId, from) => void (await run(db, s.deleteFrom, [runId, from])),
+    insertEvent: async (runId, name, payload, now) =>
+      (await run<{ seq: number }>(db, s.insertEvent, [runId, name, payload, now])).rows[0]!.seq,
+    takeEvent: async (runId, name, n) => (await run<{ seq: number; payload: string }>(db, s.takeEvent, [runId, name, n])).rows[0] ?? null,
+    waitingFor: async (runId, name) => (await run<{ n: number | null }>(db, s.waitingFor, [runId, name])).rows[0]?.n ?? null,
+    openChildren: async (runId) => (await run<{ id: string }>(db, s.openChildren, [runId])).rows.map((r) => r.id),
+  };
+}

@@ -1,0 +1,246 @@
+/**
+ * Workflow runs, journals and events on SQLite (see driver/workflow-ops.ts). Each operation
+ * is one or two synchronous statements on the connection it is given: the caller holds it
+ * (its own transaction, our transaction, or the connection's lock for a read).
+ */
+import type { Database, Statement } from "better-sqlite3";
+import type { NewRun, RunRow, RunUpdate, StepRow, StepState, WorkflowOps } from "../../driver/workflow-ops.js";
+
+const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
+  oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at, finished_at, deadline`;
+const STEP_COLUMNS = "run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at, finished_at";
+
+const SQL = {
+  insertRun: `INSERT INTO workpool_workflow_runs (id, pool, name, args, state, on_complete, context, oc_state, parent_id, parent_step,
+    created_at, updated_at, deadline)
+    VALUES (@id, @pool, @name, @args, 'running', @on_complete, @context, 'none', @parent_id, @parent_step, @now, @now, @deadline)
+    ON CONFLICT (id) DO NOTHING`,
+  readRun: `SELECT ${RUN_COLUMNS} FROM workpool_workflow_runs WHERE id = ?`,
+  updateRun: `UPDATE workpool_workflow_runs SET generation = generation + 1, updated_at = @now,
+    state = coalesce(@state, state),
+    result = CASE WHEN @set_result THEN @result ELSE result END,
+    blocked = CASE WHEN @set_blocked THEN @blocked ELSE blocked END,
+    cancel_reason = CASE WHEN @set_reason THEN @cancel_reason ELSE cancel_reason END,
+    oc_state = coalesce(@oc_state, oc_state),
+    oc_attempts = coalesce(@oc_attempts, oc_attempts),
+    oc_error = CASE WHEN @set_oc_error THEN @oc_error ELSE oc_error END,
+    finished_at = CASE WHEN @set_finished THEN @finished_at ELSE finished_at END,
+    deadline = CASE WHEN @set_deadline THEN @deadline ELSE deadline END,
+    steps = steps + @add_steps, journal_bytes = journal_bytes + @add_bytes
+    WHERE id = @id AND (@generation IS NULL OR generation = @generation)`,
+  readSteps: `SELECT ${STEP_COLUMNS} FROM workpool_workflow_steps WHERE run_id = ? AND n >= ? ORDER BY n`,
+  insertStep: `INSERT INTO workpool_workflow_steps (${STEP_COLUMNS})
+    VALUES (@run_id, @n, @kind, @name, @state, @args, @outcome, @work_id, @child_id, @delivered, @started_at, @finished_at)`,
+  endStep: `UPDATE workpool_workflow_steps SET state = ?, outcome = ?, finished_at = ?
+    WHERE run_id = ? AND n = ? AND state IN ('running', 'waiting')`,
+  markDelivered: `UPDATE workpool_workflow_steps SET delivered = ? WHERE run_id = ? AND n IN (SELECT value FROM json_each(?))`,
+  openSteps: `SELECT ${STEP_COLUMNS} FROM workpool_workflow_steps WHERE run_id = ? AND state IN ('running', 'waiting') ORDER BY n`,
+  cancelOpen: `UPDATE workpool_workflow_steps SET state = 'canceled', outcome = ?, finished_at = ?
+    WHERE run_id = ? AND state IN ('running', 'waiting')`,
+  deleteFrom: `DELETE FROM workpool_workflow_steps WHERE run_id = ? AND n >= ?`,
+  releaseEvents: `UPDATE workpool_workflow_events SET consumed_step = NULL WHERE run_id = ? AND consumed_step >= ?`,
+  insertEvent: `INSERT INTO workpool_workflow_events (run_id, seq, name, payload, sent_at)
+    VALUES (@run_id, (SELECT coalesce(max(seq), 0) + 1 FROM workpool_workflow_events WHERE run_id = @run_id), @name, @payload, @now)
+    RETURNING seq`,
+  oldestEvent: `SELECT seq, payload FROM workpool_workflow_events WHERE run_id = ? AND name = ? AND consumed_step IS NULL ORDER BY seq LIMIT 1`,
+  consumeEvent: `UPDATE workpool_workflow_events SET consumed_step = ? WHERE run_id = ? AND seq = ?`,
+  waitingFor: `SELECT min(n) AS n FROM workpool_workflow_steps WHERE run_id = ? AND kind = 'event' AND name = ? AND state = 'waiting'`,
+  openChildren: `SELECT id FROM workpool_workflow_runs WHERE parent_id = ? AND state IN ('running', 'canceling', 'blocked') ORDER BY id`,
+} as const;
+
+type Statements = { -readonly [K in keyof typeof SQL]: Statement };
+const cache = new WeakMap<Database, Statements>();
+
+function statementsOf(db: Database): Statements {
+  let stmts = cache.get(db);
+  if (!stmts) {
+    const prepared: Partial<Statements> = {};
+    for (const key of Object.keys(SQL) as (keyof typeof SQL)[]) prepared[key] = db.prepare(SQL[key]);
+    stmts = prepared as Statements;
+    cache.set(db, stmts);
+  }
+  return stmts;
+}
+
+/** A run row as SQLite returns it. */
+interface SqliteRunRow {
+  id: string;
+  pool: string;
+  name: string;
+  args: string;
+  state: RunRow["state"];
+  generation: number;
+  result: string | null;
+  blocked: string | null;
+  cancel_reason: RunRow["cancelReason"];
+  on_complete: string | null;
+  context: string | null;
+  oc_state: RunRow["ocState"];
+  oc_attempts: number;
+  oc_error: string | null;
+  parent_id: string | null;
+  parent_step: number | null;
+  steps: number;
+  journal_bytes: number;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+  deadline: number | null;
+}
+
+/** A journal row as SQLite returns it. */
+interface SqliteStepRow {
+  run_id: string;
+  n: number;
+  kind: StepRow["kind"];
+  name: string;
+  state: StepState;
+  args: string | null;
+  outcome: string | null;
+  work_id: string | null;
+  child_id: string | null;
+  delivered: number | null;
+  started_at: number;
+  finished_at: number | null;
+}
+
+/** A stored run as a RunRow. */
+export function toRunRow(r: SqliteRunRow): RunRow {
+  return {
+    id: r.id,
+    pool: r.pool,
+    name: r.name,
+    args: r.args,
+    state: r.state,
+    generation: r.generation,
+    result: r.result,
+    blocked: r.blocked,
+    cancelReason: r.cancel_reason,
+    onComplete: r.on_complete,
+    context: r.context,
+    ocState: r.oc_state,
+    ocAttempts: r.oc_attempts,
+    ocError: r.oc_error,
+    parentId: r.parent_id,
+    parentStep: r.parent_step,
+    steps: r.steps,
+    journalBytes: r.journal_bytes,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    finishedAt: r.finished_at,
+    deadline: r.deadline,
+  };
+}
+
+/** A stored journal entry as a StepRow. */
+export function toStepRow(r: SqliteStepRow): StepRow {
+  return {
+    runId: r.run_id,
+    n: r.n,
+    kind: r.kind,
+    name: r.name,
+    state: r.state,
+    args: r.args,
+    outcome: r.outcome,
+    workId: r.work_id,
+    childId: r.child_id,
+    delivered: r.delivered,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+/** The run update's statement parameters. */
+function updateParams(id: string, generation: number | null, u: RunUpdate): Record<string, unknown> {
+  return {
+    id,
+    generation,
+    now: u.now,
+    state: u.state ?? null,
+    set_result: u.result !== undefined ? 1 : 0,
+    result: u.result ?? null,
+    set_blocked: u.blocked !== undefined ? 1 : 0,
+    blocked: u.blocked ?? null,
+    set_reason: u.cancelReason !== undefined ? 1 : 0,
+    cancel_reason: u.cancelReason ?? null,
+    oc_state: u.ocState ?? null,
+    oc_attempts: u.ocAttempts ?? null,
+    set_oc_error: u.ocError !== undefined ? 1 : 0,
+    oc_error: u.ocError ?? null,
+    set_finished: u.finishedAt !== undefined ? 1 : 0,
+    finished_at: u.finishedAt ?? null,
+    set_deadline: u.deadline !== undefined ? 1 : 0,
+    deadline: u.deadline ?? null,
+    add_steps: u.addSteps ?? 0,
+    add_bytes: u.addBytes ?? 0,
+  };
+}
+
+/** The workflow operations on `db`, which the caller holds (every call runs at once). */
+export function sqliteWorkflowOps(db: Database): WorkflowOps {
+  const s = statementsOf(db);
+  const readRun = (id: string): RunRow | null => {
+    const r = s.readRun.get(id) as SqliteRunRow | undefined;
+    return r ? toRunRow(r) : null;
+  };
+  return {
+    insertRun: (run: NewRun) =>
+      s.insertRun.run({
+        id: run.id,
+        pool: run.pool,
+        name: run.name,
+        args: run.args,
+        on_complete: run.onComplete,
+        context: run.context,
+        parent_id: run.parentId,
+        parent_step: run.parentStep,
+        now: run.now,
+        deadline: run.deadline,
+      }).changes > 0,
+    lockRun: readRun,
+    readRun,
+    advanceRun: (id, generation, update) => s.updateRun.run(updateParams(id, generation, update)).changes > 0,
+    updateRun: (id, update) => void s.updateRun.run(updateParams(id, null, update)),
+    readSteps: (runId, from = 0) => (s.readSteps.all(runId, from) as SqliteStepRow[]).map(toStepRow),
+    insertSteps: (rows) => {
+      for (const r of rows) {
+        s.insertStep.run({
+          run_id: r.runId,
+          n: r.n,
+          kind: r.kind,
+          name: r.name,
+          state: r.state,
+          args: r.args,
+          outcome: r.outcome,
+          work_id: r.workId,
+          child_id: r.childId,
+          delivered: r.delivered,
+          started_at: r.startedAt,
+          finished_at: r.finishedAt,
+        });
+      }
+    },
+    endStep: (runId, n, state, outcome, now) => s.endStep.run(state, outcome, now, runId, n).changes > 0,
+    markDelivered: (runId, ns, generation) => {
+      if (ns.length) s.markDelivered.run(generation, runId, JSON.stringify(ns));
+    },
+    cancelOpenSteps: (runId, outcome, now) => {
+      const open = (s.openSteps.all(runId) as SqliteStepRow[]).map(toStepRow);
+      if (open.length) s.cancelOpen.run(outcome, now, runId);
+      return open;
+    },
+    deleteStepsFrom: (runId, from) => {
+      s.deleteFrom.run(runId, from);
+      s.releaseEvents.run(runId, from);
+    },
+    insertEvent: (runId, name, payload, now) => (s.insertEvent.get({ run_id: runId, name, payload, now }) as { seq: number }).seq,
+    takeEvent: (runId, name, n) => {
+      const e = s.oldestEvent.get(runId, name) as { seq: number; payload: string } | undefined;
+      if (!e) return null;
+      s.consumeEvent.run(n, runId, e.seq);
+      return e;
+    },
+    waitingFor: (runId, name) => (s.waitingFor.get(runId, name) as { n: number | null }).n,
+    openChildren: (runId) => (s.openChildren.all(runId) as { id: string }[]).map((r) => r.id),
+  };
+}

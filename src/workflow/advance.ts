@@ -1,0 +1,156 @@
+/**
+ * The advance of a run (the internal `advance` action): its function continues from where
+ * it waits, given the outcomes journaled since, until it waits again, ends, or breaks the
+ * journal; then one transaction writes what it did (commit.ts). The function continues in
+ * memory when this process kept its execution at the run's generation; otherwise it is
+ * replayed: every journal entry is matched to the call at its position, and outcomes are
+ * given back in the rounds they were first given, so the function takes the same path.
+ */
+import type { RunRow, StepRow } from "../driver/workflow-ops.js";
+import { errorText } from "../error-text.js";
+import { InvalidArgumentError } from "../errors.js";
+import { encodeJson } from "../json.js";
+import { commitBlocked, commitEnd, commitSteps } from "./commit.js";
+import { timeoutMessage } from "./finish.js";
+import type { Engine } from "./engine.js";
+import { Execution, type StepOutcome } from "./execution.js";
+import { storedOutcome } from "./outcomes.js";
+import { freshValue, Step } from "./step.js";
+import type { WorkflowResult } from "./types.js";
+
+/** What an advance did, for tests and the bench. */
+export interface AdvanceReport {
+  /** "replayed" when the function ran again from the start, "resumed" when it continued in memory, "idle" for nothing to do. */
+  mode: "replayed" | "resumed" | "idle";
+  /** The journal entries replayed. */
+  replayedSteps: number;
+}
+
+/** Advances run `runId` once; one advance of a run at a time in this process. */
+export function advance<Tx>(engine: Engine<Tx>, runId: string): Promise<AdvanceReport> {
+  return engine.executions.serial(runId, () => advanceNow(engine, runId));
+}
+
+async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<AdvanceReport> {
+  const wf = engine.driver.workflows();
+  const run = await wf.readRun(runId);
+  if (!run || (run.state !== "running" && run.state !== "canceling")) {
+    engine.executions.drop(runId);
+    return { mode: "idle", replayedSteps: 0 };
+  }
+  const def = engine.definitions.get(run.name);
+  if (!def)
+    throw new Error(
+      `workpool: workflow "${run.name}" is not defined in this process (pool "${engine.rt.pool}"); define it in every worker`,
+    );
+  const journal = await wf.readSteps(runId);
+  let exec = engine.executions.take(runId, run.generation);
+  let mode: AdvanceReport["mode"] = "resumed";
+  let replayedSteps = 0;
+  if (exec) exec.useJournal(journal);
+  else {
+    mode = "replayed";
+    exec = new Execution(journal, (name) => freshValue(hostValues(engine), name));
+    const step = new Step(run.id, exec, {
+      handlers: engine.rt.handlers,
+      workflowName: (f, h) => workflowName(engine, f, h),
+      ...hostValues(engine),
+    });
+    const args = JSON.parse(run.args) as unknown;
+    exec.start(() => def.fn(step, args));
+    await Execution.settle();
+    replayedSteps = await replayRounds(exec, journal);
+    if (exec.open && exec.calls.length < journal.length) {
+      const missing = journal[exec.calls.length]!;
+      exec.block({
+        n: missing.n,
+        expected: null,
+        recorded: { kind: missing.kind === "value" ? (missing.name as "now") : missing.kind, name: missing.name },
+      });
+    }
+  }
+  // The outcomes journaled since the last advance: one new round.
+  const delivered: number[] = [];
+  if (exec.open) {
+    for (const e of journal) {
+      if (e.delivered !== null || e.kind === "value") continue;
+      const outcome = storedOutcome(e);
+      if (outcome === null) continue;
+      exec.deliver(e.n, outcome);
+      delivered.push(e.n);
+    }
+    if (delivered.length) await Execution.settle();
+  }
+  const now = engine.rt.options.clock.now();
+  const result = await engine.driver.transaction(async (ops) => {
+    if (exec.blocked) return commitBlocked(engine, ops, run, exec.blocked, now);
+    if (exec.ending) return commitEnd(engine, ops, run, runResult(engine, run, exec.ending), now);
+    const calls = exec.calls.slice(journal.length);
+    if (!calls.length && !delivered.length) return true;
+    return commitSteps(engine, ops, run, { delivered, calls }, now);
+  });
+  // Kept only while the run goes on here and is not waiting on a long wait.
+  if (result && exec.open && !waitsLong(exec)) engine.executions.keep(runId, exec, run.generation + 1);
+  else engine.executions.drop(runId);
+  return { mode, replayedSteps };
+}
+
+/** Gives the function the outcomes of past rounds, in order, letting it run after each round. */
+async function replayRounds(exec: Execution, journal: readonly StepRow[]): Promise<number> {
+  const rounds = new Map<number, StepRow[]>();
+  for (const e of journal) {
+    if (e.delivered === null || e.kind === "value") continue;
+    const round = rounds.get(e.delivered);
+    if (round) round.push(e);
+    else rounds.set(e.delivered, [e]);
+  }
+  let replayed = 0;
+  for (const g of [...rounds.keys()].sort((a, b) => a - b)) {
+    for (const e of rounds.get(g)!) {
+      exec.deliver(e.n, storedOutcome(e) as StepOutcome);
+      replayed++;
+    }
+    await Execution.settle();
+    if (!exec.open) break;
+  }
+  return replayed;
+}
+
+/** How a run ends given how its function ended. */
+function runResult<Tx>(engine: Engine<Tx>, run: RunRow, ending: NonNullable<Execution["ending"]>): WorkflowResult<unknown> {
+  if (run.state === "canceling")
+    return run.cancelReason === "timeout" ? { kind: "failed", error: timeoutMessage(engine, run) } : { kind: "canceled" };
+  if (!ending.ok) return { kind: "failed", error: errorText(ending.error) };
+  try {
+    const text = encodeJson("returnValue", ending.value === undefined ? null : ending.value);
+    return { kind: "success", returnValue: JSON.parse(text) };
+  } catch (e) {
+    return { kind: "failed", error: errorText(e) };
+  }
+}
+
+/** Whether every open call waits on a sleep, an event or a child run (long waits: the run is not kept in memory). */
+function waitsLong(exec: Execution): boolean {
+  const open = exec.calls.filter((c) => !c.settled);
+  return open.length > 0 && open.every((c) => c.request.kind === "sleep" || c.request.kind === "event" || c.request.kind === "workflow");
+}
+
+function hostValues<Tx>(engine: Engine<Tx>): { now(): number; random(): number } {
+  const { clock } = engine.rt.options;
+  return { now: () => clock.now(), random: engine.rt.options.random };
+}
+
+function workflowName<Tx>(engine: Engine<Tx>, field: string, handle: unknown): string {
+  const h = handle as { kind?: unknown; name?: unknown; pool?: unknown } | null;
+  if (
+    typeof h === "object" &&
+    h !== null &&
+    h.kind === "workflow" &&
+    typeof h.name === "string" &&
+    engine.definitions.has(h.name) &&
+    h.pool === engine.rt.pool
+  ) {
+    return h.name;
+  }
+  throw new InvalidArgumentError(field, "must be a workflow handle that this pool's WorkflowManager defined");
+}

@@ -1,0 +1,162 @@
+/**
+ * What an advance writes, in one transaction fenced by the run's generation: the outcomes
+ * it gave the function (recorded as delivered in this generation) and a journal entry per
+ * new step call, each with its work (an enqueue with the step's onComplete), its wait, or
+ * its child run. If another writer moved the run meanwhile, nothing is written.
+ */
+import type { ActionHandle, MutationHandle } from "../handlers.js";
+import type { TxOps } from "../driver/driver.js";
+import type { RunRow, StepRow } from "../driver/workflow-ops.js";
+import { enqueueAdvance, opsOn, type Engine } from "./engine.js";
+import { requestEntry, type StepCall, type StepOutcome } from "./execution.js";
+import { finishRun } from "./finish.js";
+import type { WorkflowResult } from "./types.js";
+
+/** The rounds of one advance: outcomes given to the function, and the new calls it made. */
+export interface AdvanceWrites {
+  delivered: number[];
+  calls: StepCall[];
+}
+
+/** Writes an advance's new steps; false when the run moved on meanwhile. */
+export async function commitSteps<Tx>(
+  engine: Engine<Tx>,
+  ops: TxOps<Tx>,
+  run: RunRow,
+  writes: AdvanceWrites,
+  now: number,
+): Promise<boolean> {
+  const wf = opsOn(engine, ops.tx);
+  const generation = run.generation + 1;
+  const entries: StepRow[] = writes.calls.map((c) => newEntry(run.id, c, generation, now));
+  const bytes = entries.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.outcome?.length ?? 0), 0);
+  if (run.steps + entries.length > engine.maxSteps || run.journalBytes + bytes > engine.maxJournalBytes) {
+    const error =
+      run.steps + entries.length > engine.maxSteps
+        ? `the workflow's journal would pass its limit of ${engine.maxSteps} steps`
+        : `the workflow's journal would pass its limit of ${engine.maxJournalBytes} bytes`;
+    return finishRun(engine, ops, run, { kind: "failed", error }, now, run.generation);
+  }
+  if (!(await wf.advanceRun(run.id, run.generation, { addSteps: entries.length, addBytes: bytes, now }))) return false;
+  await wf.markDelivered(run.id, writes.delivered, generation);
+  let again = false;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    const request = writes.calls[i]!.request;
+    const context = { r: run.id, n: e.n };
+    switch (request.kind) {
+      case "action":
+        e.workId = await engine.pool.enqueueAction(request.handle as ActionHandle<unknown, unknown>, JSON.parse(request.args), {
+          ...request.options,
+          tx: ops.tx,
+          onComplete: engine.handles.stepDone,
+          context,
+        });
+        break;
+      case "mutation":
+        e.workId = await engine.pool.enqueueMutation(request.handle as MutationHandle<unknown, unknown>, JSON.parse(request.args), {
+          ...request.options,
+          tx: ops.tx,
+          onComplete: engine.handles.stepDone,
+          context,
+        });
+        break;
+      case "sleep":
+        e.workId = await engine.pool.enqueueAction(
+          engine.handles.sleep,
+          {},
+          { tx: ops.tx, runAfter: request.ms, onComplete: engine.handles.stepDone, context },
+        );
+        break;
+      case "event": {
+        const taken = await wf.takeEvent(run.id, request.name, e.n);
+        if (taken) {
+          end(e, "done", { kind: "event", value: JSON.parse(taken.payload) }, now);
+          again = true;
+        } else if (request.timeoutMs !== null) {
+          await engine.pool.enqueueMutation(engine.handles.eventTimeout, context, { tx: ops.tx, runAfter: request.timeoutMs });
+        }
+        break;
+      }
+      case "workflow": {
+        const def = engine.definitions.get(request.workflow);
+        e.childId = `${run.id}/${e.n}`;
+        const deadline = def?.timeoutMs ? now + def.timeoutMs : null;
+        await wf.insertRun({
+          id: e.childId,
+          pool: run.pool,
+          name: request.workflow,
+          args: request.args,
+          onComplete: null,
+          context: null,
+          parentId: run.id,
+          parentStep: e.n,
+          deadline,
+          now,
+        });
+        await enqueueAdvance(engine, ops.tx, e.childId);
+        if (deadline !== null)
+          await engine.pool.enqueueMutation(engine.handles.runTimeout, { r: e.childId }, { tx: ops.tx, runAt: deadline });
+        break;
+      }
+      case "value":
+        break;
+    }
+  }
+  await wf.insertSteps(entries);
+  if (again) await enqueueAdvance(engine, ops.tx, run.id);
+  return true;
+}
+
+/** Writes the run's end (the function returned or threw); false when the run moved on meanwhile. */
+export function commitEnd<Tx>(
+  engine: Engine<Tx>,
+  ops: TxOps<Tx>,
+  run: RunRow,
+  result: WorkflowResult<unknown>,
+  now: number,
+): Promise<boolean> {
+  return finishRun(engine, ops, run, result, now, run.generation);
+}
+
+/** Writes that the run is blocked by a determinism mismatch; false when the run moved on meanwhile. */
+export async function commitBlocked<Tx>(engine: Engine<Tx>, ops: TxOps<Tx>, run: RunRow, blocked: unknown, now: number): Promise<boolean> {
+  return opsOn(engine, ops.tx).advanceRun(run.id, run.generation, { state: "blocked", blocked: JSON.stringify(blocked), now });
+}
+
+/** The journal entry of a new call. */
+function newEntry(runId: string, call: StepCall, generation: number, now: number): StepRow {
+  const r = call.request;
+  const { kind, name } = requestEntry(r);
+  const e: StepRow = {
+    runId,
+    n: call.n,
+    kind,
+    name,
+    state: r.kind === "event" ? "waiting" : "running",
+    args:
+      r.kind === "action" || r.kind === "mutation" || r.kind === "workflow"
+        ? r.args
+        : r.kind === "sleep"
+          ? JSON.stringify({ ms: r.ms })
+          : null,
+    outcome: null,
+    workId: null,
+    childId: null,
+    delivered: null,
+    startedAt: now,
+    finishedAt: null,
+  };
+  if (r.kind === "value") {
+    end(e, "done", { kind: "success", value: r.value }, now);
+    // Its value went to the function when it was called.
+    e.delivered = generation;
+  }
+  return e;
+}
+
+function end(e: StepRow, state: StepRow["state"], outcome: StepOutcome, now: number): void {
+  e.state = state;
+  e.outcome = JSON.stringify(outcome);
+  e.finishedAt = now;
+}

@@ -1,0 +1,64 @@
+/**
+ * The pool handlers that drive runs, defined once per pool by its WorkflowManager under
+ * reserved names: they are ordinary work of the pool, so every limit, retry, lease and
+ * exactly-once guarantee of the pool is theirs.
+ */
+import type { Driver } from "../driver/driver.js";
+import type { Workpool } from "../workpool.js";
+import { advance } from "./advance.js";
+import { enqueueAdvance, opsOn, andThen, type Engine, type InternalHandles, type RunRef, type StepRef } from "./engine.js";
+import { cancelRun, deliverRunOnComplete, finishRun } from "./finish.js";
+import { workOutcome } from "./outcomes.js";
+import type { WorkflowResult } from "./types.js";
+
+/** The names the internal handlers take in the pool. */
+export const INTERNAL_PREFIX = "workpool:workflow.";
+
+/** Defines the internal handlers on `pool`; `engine` is read when they run. */
+export function defineInternalHandlers<Tx>(pool: Workpool<Tx>, driver: Driver<Tx>, engine: () => Engine<Tx>): InternalHandles {
+  const now = (): number => engine().rt.options.clock.now();
+  return {
+    advance: pool.defineAction(`${INTERNAL_PREFIX}advance`, async (_ctx, { r }: RunRef) => {
+      await advance(engine(), r);
+      return null;
+    }),
+    stepDone: pool.defineOnComplete<StepRef, unknown>(`${INTERNAL_PREFIX}step-done`, (ctx, { context, result }) => {
+      const { state, outcome } = workOutcome(result);
+      // A step the run's cancel already ended keeps that end: its late result is ignored.
+      return andThen(driver.workflows(ctx.tx).endStep(context.r, context.n, state, JSON.stringify(outcome), now()), (ended) =>
+        ended ? enqueueAdvance(engine(), ctx.tx, context.r).then(() => undefined) : undefined,
+      );
+    }),
+    advanceDone: pool.defineOnComplete<RunRef, unknown>(`${INTERNAL_PREFIX}advance-done`, async (_ctx, { context, result }) => {
+      if (result.kind !== "failed") return;
+      // Every try of the run's advance failed: the run ends failed rather than waiting for good.
+      await driver.transaction(async (ops) => {
+        const run = await opsOn(engine(), ops.tx).lockRun(context.r);
+        if (!run || (run.state !== "running" && run.state !== "canceling")) return;
+        await finishRun(engine(), ops, run, { kind: "failed", error: `the workflow could not be advanced: ${result.error}` }, now(), null);
+      });
+    }),
+    sleep: pool.defineAction(`${INTERNAL_PREFIX}sleep`, () => null),
+    eventTimeout: pool.defineMutation(`${INTERNAL_PREFIX}event-timeout`, (ctx, { r, n }: StepRef) =>
+      andThen(driver.workflows(ctx.tx).endStep(r, n, "done", JSON.stringify({ kind: "timeout" }), now()), (ended) =>
+        ended ? enqueueAdvance(engine(), ctx.tx, r).then(() => null) : null,
+      ),
+    ),
+    runTimeout: pool.defineMutation(`${INTERNAL_PREFIX}timeout`, async (_ctx, { r }: RunRef) => {
+      await driver.transaction(async (ops) => {
+        // A restart gives the run a new deadline: the timeout of its earlier one does nothing.
+        const run = await opsOn(engine(), ops.tx).lockRun(r);
+        if (run?.deadline != null && run.deadline <= now()) await cancelRun(engine(), ops, r, "timeout", now());
+      });
+      return null;
+    }),
+    deliverOnComplete: pool.defineMutation(`${INTERNAL_PREFIX}on-complete`, async (_ctx, { r }: RunRef) => {
+      await driver.transaction(async (ops) => {
+        const run = await opsOn(engine(), ops.tx).lockRun(r);
+        if (!run || run.ocState !== "pending" || run.result === null) return;
+        await deliverRunOnComplete(engine(), ops, run, JSON.parse(run.result) as WorkflowResult<unknown>, now());
+      });
+      return null;
+    }),
+  };
+}

@@ -1,0 +1,300 @@
+/**
+ * WorkflowManager: durable workflows on a pool. Each step of a run is ordinary work of the
+ * pool; the run's journal (one entry per step call, in call order) is what makes it
+ * durable. Every process that runs the pool's worker defines the same workflows, and a
+ * started pool drives the runs it can.
+ */
+import { checkInt, checkOptionKeys, describeValue } from "../checks.js";
+import type { Driver } from "../driver/driver.js";
+import type { Maybe, RunRow } from "../driver/workflow-ops.js";
+import { InvalidArgumentError } from "../errors.js";
+import { newWorkId } from "../ids.js";
+import { POOL_RUNTIME } from "../internal/runtime.js";
+import { encodeJson, encodeOptionalJson } from "../json.js";
+import type { Workpool } from "../workpool.js";
+import { andThen, enqueueAdvance, type Definition, type Engine } from "./engine.js";
+import { UnknownWorkflowError } from "./errors.js";
+import { Executions } from "./executions.js";
+import { cancelRun } from "./finish.js";
+import { defineInternalHandlers } from "./internal-handlers.js";
+import { toStatus, toStepInfo } from "./outcomes.js";
+import type { DefineWorkflowOptions, StartOptions, WorkflowFn, WorkflowHandle, WorkflowStatus, WorkflowStepInfo } from "./types.js";
+import { checkEventName, checkTimeoutMs, checkWorkflowId } from "./validate.js";
+
+/** Options of a WorkflowManager. */
+export interface WorkflowManagerOptions {
+  /** Most journal entries one run may have (default 100,000); a run that would pass it fails. */
+  maxSteps?: number;
+  /** Most bytes of args and outcomes in one run's journal (default 64 MiB); a run that would pass it fails. */
+  maxJournalBytes?: number;
+  /** Most runs this process keeps in memory between steps (default 1,000); others replay their journal. */
+  keepInMemory?: number;
+}
+
+const FINISHED = new Set(["success", "failed", "canceled"]);
+
+/** Durable workflows on one pool. */
+export class WorkflowManager<Tx = unknown, P extends string = string> {
+  private readonly engine: Engine<Tx>;
+  private readonly driver: Driver<Tx>;
+  private readonly ready: () => Promise<void>;
+
+  constructor(pool: Workpool<Tx, P>, options?: WorkflowManagerOptions) {
+    const internals = (pool as Partial<Workpool<Tx, P>> | null)?.[POOL_RUNTIME];
+    if (!internals) throw new InvalidArgumentError("pool", "must be a Workpool");
+    const o = (
+      options === undefined ? {} : checkOptionKeys("options", options, ["maxSteps", "maxJournalBytes", "keepInMemory"], "WorkflowManager")
+    ) as WorkflowManagerOptions;
+    const { rt } = internals;
+    this.driver = rt.driver;
+    this.ready = internals.ready;
+    if (rt.handlers.get("workpool:workflow.advance")) {
+      throw new InvalidArgumentError(
+        "pool",
+        `pool "${rt.pool}" already has a WorkflowManager; make one per pool and define every workflow on it`,
+      );
+    }
+    let engine: Engine<Tx> | null = null;
+    const handles = defineInternalHandlers(pool, rt.driver, () => engine!);
+    engine = {
+      pool,
+      rt,
+      driver: rt.driver,
+      definitions: new Map(),
+      handles,
+      executions: new Executions(o.keepInMemory === undefined ? 1000 : checkInt("options.keepInMemory", o.keepInMemory, 0, 1_000_000)),
+      maxSteps: o.maxSteps === undefined ? 100_000 : checkInt("options.maxSteps", o.maxSteps, 1, 10_000_000),
+      maxJournalBytes:
+        o.maxJournalBytes === undefined ? 64 * 1024 * 1024 : checkInt("options.maxJournalBytes", o.maxJournalBytes, 1024, 2 ** 40),
+    };
+    this.engine = engine;
+  }
+
+  /** Defines workflow `name` (once per manager). Every worker process of the pool defines it too. */
+  define<A, R>(name: string, fn: WorkflowFn<A, R, P>, options?: DefineWorkflowOptions): WorkflowHandle<A, Awaited<R>, P> {
+    const checked = checkName(name);
+    if (typeof fn !== "function") throw new InvalidArgumentError("define(fn)", "must be a function (step, args) => result");
+    if (this.engine.definitions.has(checked))
+      throw new InvalidArgumentError("define(name)", `workflow "${checked}" is already defined; each name may be defined once`);
+    const o = (options === undefined ? {} : checkOptionKeys("options", options, ["timeoutMs"], "define()")) as DefineWorkflowOptions;
+    const def: Definition = {
+      name: checked,
+      fn: fn as WorkflowFn<unknown, unknown>,
+      timeoutMs: o.timeoutMs === undefined ? null : checkTimeoutMs("options.timeoutMs", o.timeoutMs),
+    };
+    this.engine.definitions.set(checked, def);
+    return Object.freeze({ kind: "workflow", name: checked, pool: this.engine.rt.pool as P }) as WorkflowHandle<A, Awaited<R>, P>;
+  }
+
+  /**
+   * Starts a run of `workflow` with `args`; resolves with its id once committed (or written
+   * into `tx`). A `workflowId` that a run already has starts nothing and resolves with it.
+   */
+  start<A, R, C = unknown>(workflow: WorkflowHandle<A, R, P>, args: A, options?: StartOptions<Tx, C>): Promise<string> {
+    const o = (
+      options === undefined ? {} : checkOptionKeys("options", options, ["workflowId", "tx", "onComplete", "context"], "start()")
+    ) as StartOptions<Tx, C>;
+    const throwsSync = this.driver.synchronousTx && o.tx !== undefined;
+    try {
+      const def = this.definition("workflow", workflow);
+      const now = this.engine.rt.options.clock.now();
+      const id = o.workflowId === undefined ? newWorkId(now) : checkWorkflowId("options.workflowId", o.workflowId);
+      const onComplete =
+        o.onComplete === undefined ? null : this.engine.rt.handlers.checkHandle("options.onComplete", o.onComplete, "mutation");
+      if (o.context !== undefined && onComplete === null)
+        throw new InvalidArgumentError("options.context", "is only given to onComplete; give onComplete too");
+      const deadline = def.timeoutMs === null ? null : now + def.timeoutMs;
+      const run = {
+        id,
+        pool: this.engine.rt.pool,
+        name: def.name,
+        args: encodeJson("args", args),
+        onComplete,
+        context: encodeOptionalJson("options.context", o.context),
+        parentId: null,
+        parentStep: null,
+        deadline,
+        now,
+      };
+      const write = (tx: Tx): Maybe<unknown> =>
+        andThen(this.driver.workflows(tx).insertRun(run), (inserted) => {
+          if (!inserted) return undefined;
+          const writes: Promise<unknown>[] = [enqueueAdvance(this.engine, tx, id)];
+          if (deadline !== null)
+            writes.push(this.engine.pool.enqueueMutation(this.engine.handles.runTimeout, { r: id }, { tx, runAt: deadline }));
+          return Promise.all(writes);
+        });
+      if (o.tx !== undefined) {
+        // On SQLite the caller's transaction is synchronous: write before returning.
+        if (this.driver.synchronousTx) return Promise.resolve(write(o.tx)).then(() => id);
+        return this.ready()
+          .then(() => write(o.tx as Tx))
+          .then(() => id);
+      }
+      return this.ready()
+        .then(() => this.driver.transaction((ops) => Promise.resolve(write(ops.tx))))
+        .then(() => id);
+    } catch (e) {
+      if (throwsSync) throw e;
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * Sends event `name` with `payload` to run `workflowId`: the oldest awaitEvent waiting for
+   * it takes it, or the first to wait for it later. A run that does not exist, or has
+   * finished, is refused (UnknownWorkflowError, InvalidArgumentError).
+   */
+  sendEvent(workflowId: string, name: string, payload?: unknown, options?: { tx?: Tx }): Promise<void> {
+    const o = (options === undefined ? {} : checkOptionKeys("options", options, ["tx"], "sendEvent()")) as { tx?: Tx };
+    const throwsSync = this.driver.synchronousTx && o.tx !== undefined;
+    try {
+      const id = checkWorkflowId("workflowId", workflowId);
+      const event = checkEventName("name", name);
+      const body = encodeJson("payload", payload === undefined ? null : payload);
+      const now = this.engine.rt.options.clock.now();
+      const write = (tx: Tx): Maybe<unknown> => {
+        const wf = this.driver.workflows(tx);
+        return andThen(wf.lockRun(id), (run) => {
+          if (!run) throw new UnknownWorkflowError(id);
+          if (FINISHED.has(run.state)) {
+            throw new InvalidArgumentError("workflowId", `run ${id} has finished (${run.state}); the event "${event}" was not delivered`);
+          }
+          return andThen(wf.insertEvent(id, event, body, now), () =>
+            andThen(wf.waitingFor(id, event), (n) => {
+              if (n === null) return undefined;
+              return andThen(wf.takeEvent(id, event, n), (taken) =>
+                andThen(
+                  wf.endStep(id, n, "done", JSON.stringify({ kind: "event", value: JSON.parse(taken!.payload) as unknown }), now),
+                  () => enqueueAdvance(this.engine, tx, id),
+                ),
+              );
+            }),
+          );
+        });
+      };
+      if (o.tx !== undefined) {
+        if (this.driver.synchronousTx) return Promise.resolve(write(o.tx)).then(() => undefined);
+        return this.ready()
+          .then(() => write(o.tx as Tx))
+          .then(() => undefined);
+      }
+      return this.ready()
+        .then(() => this.driver.transaction((ops) => Promise.resolve(write(ops.tx))))
+        .then(() => undefined);
+    } catch (e) {
+      if (throwsSync) throw e;
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * Cancels a run: its pending steps are canceled, running action steps get their signal
+   * aborted, child runs are canceled, and its function sees a WorkflowCanceledError at its
+   * current await (a `finally` may still run steps); onComplete then gets `canceled`.
+   * Resolves false for a run already finished or being canceled.
+   */
+  async cancel(workflowId: string): Promise<boolean> {
+    const id = checkWorkflowId("workflowId", workflowId);
+    await this.ready();
+    return this.driver.transaction(async (ops) => {
+      if (!(await this.driver.workflows(ops.tx).lockRun(id))) throw new UnknownWorkflowError(id);
+      return cancelRun(this.engine, ops, id, "cancel", this.engine.rt.options.clock.now());
+    });
+  }
+
+  /** A run's state, result or error, and why it is blocked if it is. */
+  async status(workflowId: string): Promise<WorkflowStatus> {
+    return toStatus(await this.read(workflowId));
+  }
+
+  /** A run's journal: one entry per step call, in call order. */
+  async steps(workflowId: string): Promise<WorkflowStepInfo[]> {
+    const run = await this.read(workflowId);
+    return (await this.driver.workflows().readSteps(run.id)).map(toStepInfo);
+  }
+
+  /**
+   * Continues a failed, canceled or blocked run from step `from`: entries before it are
+   * kept (their work is not run again), entries from it on are dropped and run again by the
+   * function, with the code as it is now. Its onComplete runs again when it finishes.
+   */
+  async restart(workflowId: string, options: { from: number }): Promise<void> {
+    const id = checkWorkflowId("workflowId", workflowId);
+    const o = checkOptionKeys("options", options, ["from"], "restart()") as { from?: unknown };
+    await this.ready();
+    await this.driver.transaction(async (ops) => {
+      const wf = this.driver.workflows(ops.tx);
+      const run = await wf.lockRun(id);
+      if (!run) throw new UnknownWorkflowError(id);
+      checkRestartable(run);
+      const from = checkInt("options.from", o.from, 0, run.steps);
+      const dropped = (await wf.readSteps(id, from)).reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.outcome?.length ?? 0), 0);
+      await wf.deleteStepsFrom(id, from);
+      const def = this.engine.definitions.get(run.name);
+      const now = this.engine.rt.options.clock.now();
+      const deadline = def?.timeoutMs ? now + def.timeoutMs : null;
+      await wf.updateRun(id, {
+        state: "running",
+        result: null,
+        blocked: null,
+        cancelReason: null,
+        finishedAt: null,
+        ocState: "none",
+        ocAttempts: 0,
+        ocError: null,
+        deadline,
+        addSteps: from - run.steps,
+        addBytes: -dropped,
+        now,
+      });
+      this.engine.executions.drop(id);
+      await enqueueAdvance(this.engine, ops.tx, id);
+      if (deadline !== null)
+        await this.engine.pool.enqueueMutation(this.engine.handles.runTimeout, { r: id }, { tx: ops.tx, runAt: deadline });
+    });
+  }
+
+  /** @internal The engine, for tests and the bench. */
+  get internals(): Engine<Tx> {
+    return this.engine;
+  }
+
+  private async read(workflowId: string): Promise<RunRow> {
+    const id = checkWorkflowId("workflowId", workflowId);
+    await this.ready();
+    const run = await this.driver.workflows().readRun(id);
+    if (!run) throw new UnknownWorkflowError(id);
+    return run;
+  }
+
+  private definition(field: string, handle: unknown): Definition {
+    const h = handle as Partial<WorkflowHandle<unknown, unknown>> | null;
+    const def =
+      typeof h === "object" && h !== null && h.kind === "workflow" && typeof h.name === "string"
+        ? this.engine.definitions.get(h.name)
+        : undefined;
+    if (!def || h!.pool !== this.engine.rt.pool)
+      throw new InvalidArgumentError(field, `must be a workflow this manager defined, got ${describeValue(handle)}`);
+    return def;
+  }
+}
+
+function checkName(name: unknown): string {
+  if (typeof name !== "string" || name.length === 0 || name.length > 200 || !/^[A-Za-z0-9_.:\-/]+$/.test(name)) {
+    throw new InvalidArgumentError(
+      "define(name)",
+      `must be 1 to 200 characters of letters, digits and _ . : - /, got ${describeValue(name)}`,
+    );
+  }
+  return name;
+}
+
+function checkRestartable(run: RunRow): void {
+  if (run.parentId !== null)
+    throw new InvalidArgumentError("workflowId", `run ${run.id} is a child run; restart its parent from the step that started it`);
+  if (run.state === "running" || run.state === "canceling")
+    throw new InvalidArgumentError("workflowId", `run ${run.id} is running; only failed, canceled or blocked runs can be restarted`);
+  if (run.state === "success")
+    throw new InvalidArgumentError("workflowId", `run ${run.id} succeeded; only failed, canceled or blocked runs can be restarted`);
+}

@@ -1,0 +1,145 @@
+/**
+ * The public types of `workpool/workflow`: workflow handles and functions, the step API a
+ * workflow function receives, and what status() and steps() return.
+ */
+import type { ActionHandle, MutationHandle } from "../handlers.js";
+import type { JsonValue, RetryBehavior, WorkId } from "../types.js";
+
+declare const workflowTypes: unique symbol;
+
+/** A defined workflow of pool `P`, typed by its args and return value. */
+export interface WorkflowHandle<A, R, P extends string = string> {
+  readonly kind: "workflow";
+  readonly name: string;
+  /** The pool whose manager defined it. */
+  readonly pool: P;
+  /** Type-only marker; never present at run time. */
+  readonly [workflowTypes]?: (args: A) => R;
+}
+
+/** A workflow function: deterministic code that does its work through `step`. */
+export type WorkflowFn<A, R, P extends string = string> = (step: WorkflowStep<P>, args: A) => Promise<R>;
+
+/** Options of define(). */
+export interface DefineWorkflowOptions {
+  /** A run still going this long after it started is canceled and fails as timed out. 1 ms to 1 year; default none. */
+  timeoutMs?: number;
+}
+
+/** Options of a step that runs as work of the pool. */
+export interface WorkStepOptions {
+  /** Display name of the step's work (and of its journal entry's `name` in status views). */
+  name?: string;
+  /** The work's own timeout, ms. */
+  timeoutMs?: number;
+  /** The per-key limit's key of the step's work. */
+  key?: string;
+  /** Claim order of the step's work, -1000..1000. */
+  priority?: number;
+  /** Start no sooner than this many ms after the step is called. */
+  runAfter?: number;
+}
+
+/** Options of an action step: retries as for enqueued actions (unset: the pool's default). */
+export interface ActionStepOptions extends WorkStepOptions {
+  retry?: boolean | RetryBehavior;
+}
+
+/** What awaitEvent() resolves with: the event's payload, or a timeout. */
+export type EventResult<T> = { kind: "event"; value: T } | { kind: "timeout" };
+
+/**
+ * The step API of one run. Every call is matched to the run's journal by the order of the
+ * calls; call steps only from the workflow function, and await only step calls (and
+ * promises made of them).
+ */
+export interface WorkflowStep<P extends string = string> {
+  /** The run's id. */
+  readonly workflowId: string;
+  /** Runs an action as work of the pool; resolves with its return value, rejects with a StepFailedError. */
+  runAction<A, R>(handle: ActionHandle<A, R, P>, args: A, options?: ActionStepOptions): Promise<R>;
+  /** Runs a mutation as work of the pool, exactly once; its writes and the journal entry commit together. */
+  runMutation<A, R>(handle: MutationHandle<A, R, P>, args: A, options?: WorkStepOptions): Promise<R>;
+  /** Waits `ms` of the pool's clock; durable, and holds no slot or memory while it waits. */
+  sleep(ms: number): Promise<void>;
+  /** Waits for an event sent with sendEvent(); each event is taken by one awaitEvent. */
+  awaitEvent<T = JsonValue>(name: string, options?: { timeoutMs?: number }): Promise<EventResult<T>>;
+  /** Runs another workflow as a child run; resolves with its result, rejects if it fails or is canceled. */
+  runWorkflow<A, R>(handle: WorkflowHandle<A, R, P>, args: A): Promise<R>;
+  /** The pool clock's time, recorded in the journal: the same value on every replay. */
+  now(): number;
+  /** A random number in [0, 1), recorded in the journal. */
+  random(): number;
+  /** A random UUID, recorded in the journal. */
+  uuid(): string;
+}
+
+/** Options of start(). */
+export interface StartOptions<Tx, C = unknown> {
+  /** The run's id: a second start() with the same id starts nothing and returns it. Default: a new id. */
+  workflowId?: string;
+  /** The caller's open transaction: the run exists if and only if it commits. */
+  tx?: Tx;
+  /** A mutation of the pool run once, in the transaction that finishes the run, with `{ workflowId, context, result }`. */
+  onComplete?: MutationHandle<WorkflowOnCompleteArgs<C>, unknown>;
+  /** JSON given to onComplete as `context`. */
+  context?: C;
+}
+
+/** How a run ended. */
+export type WorkflowResult<R = JsonValue> = { kind: "success"; returnValue: R } | { kind: "failed"; error: string } | { kind: "canceled" };
+
+/** What a workflow's onComplete mutation receives. */
+export interface WorkflowOnCompleteArgs<C = unknown, R = JsonValue> {
+  workflowId: string;
+  context: C;
+  result: WorkflowResult<R>;
+}
+
+/** A journal entry's kind and name: what a determinism check compares. */
+export interface StepCallInfo {
+  kind: "action" | "mutation" | "sleep" | "event" | "workflow" | "now" | "random" | "uuid";
+  /** The handler, event or workflow name (for sleep, "sleep"). */
+  name: string;
+}
+
+/** Why a run is blocked: its code called step `n` differently from what the journal recorded. */
+export interface BlockedInfo {
+  n: number;
+  /** What the code called at position n (null: it made no call there, e.g. returned earlier). */
+  expected: StepCallInfo | null;
+  /** What the journal recorded at position n (null: nothing, the code made more calls than it recorded). */
+  recorded: StepCallInfo | null;
+}
+
+/** A run's status. */
+export interface WorkflowStatus<R = JsonValue> {
+  workflowId: string;
+  name: string;
+  state: "running" | "success" | "failed" | "canceled" | "blocked";
+  /** True while a cancel (or the run's timeout) is taking effect: the handler is unwinding. */
+  cancelRequested: boolean;
+  result?: R;
+  error?: string;
+  blocked?: BlockedInfo;
+  /** Journal entries so far. */
+  steps: number;
+  parentId: string | null;
+  createdAt: number;
+  finishedAt: number | null;
+}
+
+/** One journal entry, as steps() returns it. */
+export interface WorkflowStepInfo {
+  n: number;
+  kind: StepCallInfo["kind"];
+  name: string;
+  state: "running" | "waiting" | "success" | "failed" | "canceled";
+  args?: JsonValue;
+  result?: JsonValue;
+  error?: string;
+  workId?: WorkId;
+  childId?: string;
+  startedAt: number;
+  finishedAt: number | null;
+}
