@@ -84,8 +84,8 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
   const now = engine.rt.options.clock.now();
   const result = await engine.driver.transaction(async (ops) => {
     if (exec.blocked) return commitBlocked(engine, ops, run, exec.blocked, now);
-    if (exec.ending) return commitEnd(engine, ops, run, runResult(engine, run, exec.ending), now);
     const calls = exec.calls.slice(journal.length);
+    if (exec.ending) return commitEnd(engine, ops, run, runResult(engine, run, exec.ending), { delivered, calls }, now);
     if (!calls.length && !delivered.length) return true;
     return commitSteps(engine, ops, run, { delivered, calls }, now);
   });

@@ -108,15 +108,31 @@ export async function commitSteps<Tx>(
   return true;
 }
 
-/** Writes the run's end (the function returned or threw); false when the run moved on meanwhile. */
-export function commitEnd<Tx>(
+/**
+ * Writes the run's end (the function returned or threw); false when the run moved on
+ * meanwhile. The now/random/uuid calls of its last round are journaled with it; other calls
+ * it made without awaiting them are not started.
+ */
+export async function commitEnd<Tx>(
   engine: Engine<Tx>,
   ops: TxOps<Tx>,
   run: RunRow,
   result: WorkflowResult<unknown>,
+  writes: AdvanceWrites,
   now: number,
 ): Promise<boolean> {
-  return finishRun(engine, ops, run, result, now, run.generation);
+  const generation = run.generation + 1;
+  const values: StepRow[] = [];
+  for (const c of writes.calls) {
+    if (c.request.kind !== "value") break;
+    values.push(newEntry(run.id, c, generation, now));
+  }
+  const bytes = values.reduce((sum, e) => sum + (e.outcome?.length ?? 0), 0);
+  if (!(await finishRun(engine, ops, run, result, now, run.generation, { addSteps: values.length, addBytes: bytes }))) return false;
+  const wf = opsOn(engine, ops.tx);
+  await wf.markDelivered(run.id, writes.delivered, generation);
+  await wf.insertSteps(values);
+  return true;
 }
 
 /** Writes that the run is blocked by a determinism mismatch; false when the run moved on meanwhile. */

@@ -34,6 +34,7 @@ import { defineWorkOptionTests } from "./work-options.js";
 import { defineTelemetryTests } from "./telemetry.js";
 import { defineAttemptFencingTests } from "./attempt-fencing.js";
 import { defineCloseTests } from "./close.js";
+import { defineWorkflowTests } from "./workflows.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 
 /** Registers the whole suite for one store. */
@@ -69,6 +70,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineTelemetryTests(harness);
     defineAttemptFencingTests(harness);
     defineCloseTests(harness);
+    defineWorkflowTests(harness);
     defineHeldConnectionTests(harness);
   });
 }
