@@ -81,6 +81,8 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
     }
     if (delivered.length) await Execution.settle();
   }
+  // In a canceling run, a step the function calls before it has seen the cancel ends at once.
+  if (run.state === "canceling") await cancelNewCalls(exec, journal.length, cancelOutcome(engine, run));
   const now = engine.rt.options.clock.now();
   const result = await engine.driver.transaction(async (ops) => {
     if (exec.blocked) return commitBlocked(engine, ops, run, exec.blocked, now);
@@ -95,7 +97,29 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
   return { mode, replayedSteps };
 }
 
-/** Gives the function the outcomes of past rounds, in order, letting it run after each round. */
+/** Ends, in this advance, the new calls of a canceling run's function until it has seen the cancel. */
+async function cancelNewCalls(exec: Execution, journaled: number, outcome: StepOutcome): Promise<void> {
+  while (exec.open && !exec.cancelSeen) {
+    const fresh = exec.calls.filter((c) => c.n >= journaled && !c.settled);
+    if (!fresh.length) return;
+    for (const c of fresh) {
+      c.endedAtCall = outcome;
+      exec.deliver(c.n, outcome);
+    }
+    await Execution.settle();
+  }
+}
+
+function cancelOutcome<Tx>(engine: Engine<Tx>, run: RunRow): StepOutcome {
+  return run.cancelReason === "timeout"
+    ? { kind: "canceled", by: "timeout", message: timeoutMessage(engine, run) }
+    : { kind: "canceled", by: "cancel", message: "the workflow was canceled" };
+}
+
+/**
+ * Gives the function the outcomes of past rounds, in order, letting it run after each. A
+ * round may end steps the function calls within it (a cancel): those are given once made.
+ */
 async function replayRounds(exec: Execution, journal: readonly StepRow[]): Promise<number> {
   const rounds = new Map<number, StepRow[]>();
   for (const e of journal) {
@@ -106,11 +130,16 @@ async function replayRounds(exec: Execution, journal: readonly StepRow[]): Promi
   }
   let replayed = 0;
   for (const g of [...rounds.keys()].sort((a, b) => a - b)) {
-    for (const e of rounds.get(g)!) {
-      exec.deliver(e.n, storedOutcome(e) as StepOutcome);
-      replayed++;
+    let pending = rounds.get(g)!;
+    while (pending.length && exec.open) {
+      const made = pending.filter((e) => e.n < exec.calls.length);
+      // Given an outcome in this round, but never called: the code no longer makes this call.
+      if (!made.length) exec.deliver(pending[0]!.n, storedOutcome(pending[0]!) as StepOutcome);
+      for (const e of made) exec.deliver(e.n, storedOutcome(e) as StepOutcome);
+      replayed += made.length;
+      pending = pending.filter((e) => !made.includes(e));
+      await Execution.settle();
     }
-    await Execution.settle();
     if (!exec.open) break;
   }
   return replayed;

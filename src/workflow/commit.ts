@@ -44,6 +44,7 @@ export async function commitSteps<Tx>(
     const e = entries[i]!;
     const request = writes.calls[i]!.request;
     const context = { r: run.id, n: e.n };
+    if (writes.calls[i]!.endedAtCall) continue;
     switch (request.kind) {
       case "action":
         e.workId = await engine.pool.enqueueAction(request.handle as ActionHandle<unknown, unknown>, JSON.parse(request.args), {
@@ -166,6 +167,9 @@ function newEntry(runId: string, call: StepCall, generation: number, now: number
   if (r.kind === "value") {
     end(e, "done", { kind: "success", value: r.value }, now);
     // Its value went to the function when it was called.
+    e.delivered = generation;
+  } else if (call.endedAtCall) {
+    end(e, "canceled", call.endedAtCall, now);
     e.delivered = generation;
   }
   return e;

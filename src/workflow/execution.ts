@@ -22,6 +22,8 @@ export type StepRequest =
 export interface StepCall {
   n: number;
   request: StepRequest;
+  /** The outcome given to it in the advance that made it (a step called in a canceling run before the function saw the cancel). */
+  endedAtCall?: StepOutcome;
   /** Settled by deliver(); value calls are settled when made. */
   settled: boolean;
   resolve(value: unknown): void;
@@ -74,6 +76,8 @@ export class Execution {
   ending: Ending | null = null;
   /** Set when a call did not match the journal: nothing more is given to the function. */
   blocked: BlockedInfo | null = null;
+  /** Set once the function was given a WorkflowCanceledError: steps it calls after that (clean-up) run. */
+  cancelSeen = false;
 
   /**
    * @param recorded the run's journal, by position (entries the function must call again)
@@ -175,6 +179,7 @@ export class Execution {
         call.reject(new StepFailedError(outcome.error, n, "failed", outcome.data));
         return;
       case "canceled":
+        if (outcome.by) this.cancelSeen = true;
         call.reject(outcome.by ? new WorkflowCanceledError(outcome.message) : new StepFailedError(`step ${n} was canceled`, n, "canceled"));
     }
   }

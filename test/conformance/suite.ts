@@ -35,6 +35,7 @@ import { defineTelemetryTests } from "./telemetry.js";
 import { defineAttemptFencingTests } from "./attempt-fencing.js";
 import { defineCloseTests } from "./close.js";
 import { defineWorkflowTests } from "./workflows.js";
+import { defineWorkflowEventCancelTests } from "./workflow-events-cancel.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 
 /** Registers the whole suite for one store. */
@@ -71,6 +72,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineAttemptFencingTests(harness);
     defineCloseTests(harness);
     defineWorkflowTests(harness);
+    defineWorkflowEventCancelTests(harness);
     defineHeldConnectionTests(harness);
   });
 }
