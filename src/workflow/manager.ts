@@ -91,11 +91,11 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
    * into `tx`). A `workflowId` that a run already has starts nothing and resolves with it.
    */
   start<A, R, C = unknown>(workflow: WorkflowHandle<A, R, P>, args: A, options?: StartOptions<Tx, C>): Promise<string> {
-    const o = (
-      options === undefined ? {} : checkOptionKeys("options", options, ["workflowId", "tx", "onComplete", "context"], "start()")
-    ) as StartOptions<Tx, C>;
-    const throwsSync = this.driver.synchronousTx && o.tx !== undefined;
+    const throwsSync = this.driver.synchronousTx && hasTx(options);
     try {
+      const o = (
+        options === undefined ? {} : checkOptionKeys("options", options, ["workflowId", "tx", "onComplete", "context"], "start()")
+      ) as StartOptions<Tx, C>;
       const def = this.definition("workflow", workflow);
       const now = this.engine.rt.options.clock.now();
       const id = o.workflowId === undefined ? newWorkId(now) : checkWorkflowId("options.workflowId", o.workflowId);
@@ -146,9 +146,9 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
    * finished, is refused (UnknownWorkflowError, InvalidArgumentError).
    */
   sendEvent(workflowId: string, name: string, payload?: unknown, options?: { tx?: Tx }): Promise<void> {
-    const o = (options === undefined ? {} : checkOptionKeys("options", options, ["tx"], "sendEvent()")) as { tx?: Tx };
-    const throwsSync = this.driver.synchronousTx && o.tx !== undefined;
+    const throwsSync = this.driver.synchronousTx && hasTx(options);
     try {
+      const o = (options === undefined ? {} : checkOptionKeys("options", options, ["tx"], "sendEvent()")) as { tx?: Tx };
       const id = checkWorkflowId("workflowId", workflowId);
       const event = checkEventName("name", name);
       const body = encodeJson("payload", payload === undefined ? null : payload);
@@ -278,6 +278,11 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
       throw new InvalidArgumentError(field, `must be a workflow this manager defined, got ${describeValue(handle)}`);
     return def;
   }
+}
+
+/** Whether call options carry a `tx` (read before they are checked). */
+function hasTx(options: unknown): boolean {
+  return typeof options === "object" && options !== null && (options as { tx?: unknown }).tx !== undefined;
 }
 
 function checkName(name: unknown): string {

@@ -36,6 +36,7 @@ import { defineAttemptFencingTests } from "./attempt-fencing.js";
 import { defineCloseTests } from "./close.js";
 import { defineWorkflowTests } from "./workflows.js";
 import { defineWorkflowEventCancelTests } from "./workflow-events-cancel.js";
+import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 
 /** Registers the whole suite for one store. */
@@ -73,6 +74,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineCloseTests(harness);
     defineWorkflowTests(harness);
     defineWorkflowEventCancelTests(harness);
+    defineWorkflowDeterminismTests(harness);
     defineHeldConnectionTests(harness);
   });
 }
