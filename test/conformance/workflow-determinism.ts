@@ -161,7 +161,9 @@ export function defineWorkflowDeterminismTests<Tx>(harness: StoreHarness<Tx>): v
       });
       expect(() => wf.define("flow", async () => 1)).toThrow(/already defined/);
       expect(() => wf.define("bad name!", async () => 1)).toThrow(/define\(name\)/);
-      await expect(wf.start({ kind: "workflow", name: "nope", pool: pool.name } as never, {})).rejects.toThrow(/workflow: must be a workflow this manager defined/);
+      await expect(wf.start({ kind: "workflow", name: "nope", pool: pool.name } as never, {})).rejects.toThrow(
+        /workflow: must be a workflow this manager defined/,
+      );
       await expect(wf.start(flow, { n: 1n } as never)).rejects.toThrow(/args\.n/);
       await expect(wf.start(flow, { n: 1 }, { workflowId: "bad id" })).rejects.toThrow(/options\.workflowId/);
       await expect(wf.start(flow, { n: 1 }, { colour: "red" } as never)).rejects.toThrow(/colour/);

@@ -114,7 +114,10 @@ export function defineWorkflowEventCancelTests<Tx>(harness: StoreHarness<Tx>): v
       });
       const id = await wf.start(parent, null);
       await drain(pool);
-      expect(await wf.status(id)).toMatchObject({ state: "success", result: { ok: 42, caught: "the child workflow failed: negative: -1" } });
+      expect(await wf.status(id)).toMatchObject({
+        state: "success",
+        result: { ok: 42, caught: "the child workflow failed: negative: -1" },
+      });
     });
 
     test("a run's onComplete runs once, in the transaction that finishes the run; if it throws it is tried again, never twice", async () => {
