@@ -113,6 +113,8 @@ test("npm pack produces a package a fresh project can import", () => {
   // Sources ship as .ts only; the schema snapshots are for reading in the repository.
   expect(files.filter((f) => f.startsWith("src/") && !f.endsWith(".ts"))).toEqual([]);
   expect(files.filter((f) => f.endsWith("schema.sql"))).toEqual([]);
+  // The dashboard's browser app ships built (dist/dashboard/ui), not as its browser-only source.
+  expect(files.filter((f) => f.startsWith("src/dashboard/ui/"))).toEqual([]);
 
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", type: "module", private: true }));
   writeFileSync(
