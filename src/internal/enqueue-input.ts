@@ -13,7 +13,7 @@ import { checkLogLevel, checkRetryBehavior, type ResolvedOptions } from "../opti
 import { checkInt, checkName, checkOptionKeys, describeValue } from "../checks.js";
 import type { PoolLogger } from "../events.js";
 import type { ResultKind, RetryBehavior, WorkId, WorkKind } from "../types.js";
-import { resolveRunAt } from "./schedule.js";
+import { resolveRunAt } from "./run-at.js";
 import { encodeMeta } from "./work-meta.js";
 
 /** Most items in one batch enqueue. */
