@@ -21,7 +21,6 @@ import { workIdTime } from "./ids.js";
 import { Enqueuer } from "./internal/enqueuer.js";
 import type { PoolRuntime } from "./internal/runtime.js";
 import { Readiness } from "./internal/readiness.js";
-import { checkScheduleId } from "./internal/cron.js";
 import { checkIds, toStatus } from "./internal/status.js";
 import { cancelWork } from "./internal/transitions/cancel.js";
 import { Worker, type RunOnceResult } from "./internal/worker.js";
@@ -29,7 +28,14 @@ import { Tracing } from "./internal/tracing.js";
 import { checkConfigure, resolveOptions, type ConfigureOptions, type ResolvedOptions, type WorkpoolOptions } from "./options.js";
 import { checkInt, checkOptionKeys, describeValue } from "./checks.js";
 import type { JsonArgsCheck, JsonContextCheck, Status, WorkId } from "./types.js";
-import { prepareSchedule, toScheduleInfo, type CronSpec, type ScheduleInfo, type ScheduleOptions } from "./schedules.js";
+import {
+  checkScheduleId,
+  prepareSchedule,
+  toScheduleInfo,
+  type CronSpec,
+  type ScheduleInfo,
+  type ScheduleOptions,
+} from "./cron/schedules.js";
 import type { ActionEnqueueOptions, CancelAllOptions, EnqueueOptions, StopOptions } from "./call-options.js";
 
 export type {

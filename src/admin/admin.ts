@@ -24,7 +24,7 @@ import type {
   WorkpoolAdmin,
   WorkpoolAdminOptions,
 } from "./types.js";
-import { toScheduleInfo } from "../schedules.js";
+import { toScheduleInfo } from "../cron/schedules.js";
 import { checkCancelAllFilter, checkId, checkListOptions, checkParallelism, checkPool, checkPurgeOptions } from "./validate.js";
 
 /** The window of PoolSummary.lastMinute, ms. */

@@ -7,13 +7,13 @@ import type { NewWork, OnConflict } from "../driver/driver.js";
 import type { TransactionExecutor } from "../driver/tx-executor.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { HandlerRegistry } from "../handlers.js";
-import { newWorkId } from "../ids.js";
 import { encodeJson, encodeOptionalJson } from "../json.js";
 import { checkLogLevel, checkRetryBehavior, type ResolvedOptions } from "../options.js";
 import { checkInt, checkName, checkOptionKeys, describeValue } from "../checks.js";
 import type { PoolLogger } from "../events.js";
 import type { ResultKind, RetryBehavior, WorkId, WorkKind } from "../types.js";
 import { resolveRunAt } from "./run-at.js";
+import { newWorkRow } from "./transitions/enqueue.js";
 import { encodeMeta } from "./work-meta.js";
 
 /** Most items in one batch enqueue. */
@@ -182,25 +182,28 @@ export function prepareEnqueue<Tx>(ctx: EnqueueContext<Tx>, input: EnqueueInput)
   const priority = o.priority === undefined ? 0 : checkInt("priority", o.priority, MIN_PRIORITY, MAX_PRIORITY);
   const key = o.key === undefined ? null : checkKey("key", o.key);
   const { uniqueKey, onConflict } = checkUnique(o);
-  const rows = input.argsList.map((args, i): NewWork => ({
-    id: newWorkId(now),
-    pool: ctx.pool,
-    kind,
-    fnName,
-    name,
-    args: encodeJson(argsField === "args" ? "args" : `argsArray[${i}]`, args),
-    runAt,
-    enqueuedAt: now,
-    retry,
-    timeoutMs,
-    onComplete,
-    context,
-    priority,
-    key,
-    meta,
-    uniqueKey,
-    onConflict,
-  }));
+  const rows = input.argsList.map((args, i) =>
+    newWorkRow(
+      {
+        pool: ctx.pool,
+        kind,
+        fnName,
+        name,
+        args: encodeJson(argsField === "args" ? "args" : `argsArray[${i}]`, args),
+        runAt,
+        retry,
+        timeoutMs,
+        onComplete,
+        context,
+        priority,
+        key,
+        meta,
+        uniqueKey,
+        onConflict,
+      },
+      now,
+    ),
+  );
   const count = rows.length;
   const written = collapseUnique(rows);
   const idsFor =
