@@ -3,7 +3,8 @@
  * returns, and the checks that turn schedule() input into a stored schedule before
  * anything is written.
  */
-import { checkName, checkOptionKeys, describeValue } from "../checks.js";
+import { checkName, checkOptionKeys, describeValue, optionKeys } from "../checks.js";
+import type { ActionOnlyOptions } from "../call-options.js";
 import type { CatchUp, ScheduleRow, ScheduleWrite } from "../driver/schedule-ops.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { LogLevel } from "../events.js";
@@ -81,7 +82,28 @@ function checkCatchUp(value: unknown): CatchUp {
   return value;
 }
 
-const SHARED = ["catchUp", "priority", "key", "onComplete", "context", "onCompleteExcludeKinds", "name", "logLevel"];
+const MUTATION_SCHEDULE_KEYS = optionKeys<Omit<ScheduleOptions, keyof ActionOnlyOptions>>()({
+  catchUp: true,
+  priority: true,
+  key: true,
+  onComplete: true,
+  context: true,
+  onCompleteExcludeKinds: true,
+  name: true,
+  logLevel: true,
+});
+const ACTION_SCHEDULE_KEYS = optionKeys<ScheduleOptions>()({
+  catchUp: true,
+  priority: true,
+  key: true,
+  onComplete: true,
+  context: true,
+  onCompleteExcludeKinds: true,
+  name: true,
+  logLevel: true,
+  retry: true,
+  timeoutMs: true,
+});
 
 /** Checks schedule() input and builds the stored schedule; throws before anything is written. */
 export function prepareSchedule<Tx>(
@@ -95,7 +117,7 @@ export function prepareSchedule<Tx>(
   const id = checkScheduleId(scheduleId);
   const { cron, timezone } = checkSpec(spec);
   const kind = (handle as { kind?: unknown } | null)?.kind === "mutation" ? "mutation" : "action";
-  const allowed = kind === "action" ? [...SHARED, "retry", "timeoutMs"] : SHARED;
+  const allowed = kind === "action" ? ACTION_SCHEDULE_KEYS : MUTATION_SCHEDULE_KEYS;
   const o =
     options === undefined
       ? {}

@@ -3,7 +3,7 @@
  * schedule's time zone. The only file that uses croner.
  */
 import { Cron } from "croner";
-import { checkOptionKeys, describeValue } from "../checks.js";
+import { checkOptionKeys, describeValue, optionKeys } from "../checks.js";
 import { InvalidArgumentError } from "../errors.js";
 
 /** When a schedule runs: a 5-field (minutes) or 6-field (seconds) cron expression, in an IANA time zone. */
@@ -14,6 +14,8 @@ export interface CronSpec {
   timezone?: string;
 }
 
+const SPEC_KEYS = optionKeys<CronSpec>()({ cron: true, timezone: true });
+
 /** Most ticks walked one by one to find the latest due one; past that croner's previousRuns() is asked. */
 const WALK_LIMIT = 10_000;
 
@@ -23,7 +25,7 @@ function cronOf(cron: string, timezone: string): Cron {
 
 /** Checks a spec (expression and time zone) and returns it with its zone resolved. */
 export function checkSpec(value: unknown): { cron: string; timezone: string } {
-  const o = checkOptionKeys("spec", value, ["cron", "timezone"], "schedule() (a spec)", "spec.");
+  const o = checkOptionKeys("spec", value, SPEC_KEYS, "schedule() (a spec)", "spec.");
   if (typeof o.cron !== "string" || o.cron.trim() === "" || o.cron.length > 200) {
     throw new InvalidArgumentError("spec.cron", `must be a cron expression of 5 or 6 fields, got ${describeValue(o.cron)}`);
   }
