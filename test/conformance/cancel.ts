@@ -3,6 +3,7 @@
  * cancelAll.
  */
 import { describe, expect, test } from "vitest";
+import { toWorkId } from "../../src/index.js";
 import type { StoreHarness } from "./harness.js";
 import { aborted, deferred, nextEvent, useTestContext } from "./context.js";
 
@@ -125,6 +126,24 @@ export function defineCancelTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(await pool.status(fresh)).toEqual({ state: "pending", previousAttempts: 0 });
       expect(await pool.cancelAll()).toBe(1);
       expect(await pool.cancelAll()).toBe(0);
+    });
+
+    test("calls nested two deep inside a transaction do not wait for each other (a mutation cancels work whose onComplete cancels more)", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      const noop = pool.defineAction("noop", () => undefined);
+      const chain = pool.defineOnComplete<{ next: string }>("chain", async (_c, { context }) => {
+        await pool.cancel(toWorkId(context.next));
+      });
+      const first = pool.defineMutation("first", async (_c, ids: { a: string }) => {
+        await pool.cancel(toWorkId(ids.a));
+      });
+      const second = await pool.enqueueAction(noop, {}, { runAfter: 60_000 });
+      const a = await pool.enqueueAction(noop, {}, { runAfter: 60_000, onComplete: chain, context: { next: second } });
+      await pool.enqueueMutation(first, { a });
+      await pool.runOnce();
+      expect(await pool.status(a)).toMatchObject({ state: "finished", result: { kind: "canceled" } });
+      expect(await pool.status(second)).toMatchObject({ state: "finished", result: { kind: "canceled" } });
     });
 
     test("canceling finished work changes nothing", async () => {

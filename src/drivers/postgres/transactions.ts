@@ -44,7 +44,13 @@ export class PgTransactions {
    */
   async run<T>(openPool: () => Pool, fn: (ops: TxOps<PoolClient>) => Promise<T>): Promise<T> {
     const outer = this.inside.current();
-    if (outer) return outer.nested.run(() => outer.ops.savepoint(() => fn(outer.ops)));
+    if (outer) {
+      // A savepoint; code inside it opens its own savepoints in turn (its own scope and lock),
+      // so a transaction nested two deep does not wait for the one it runs inside.
+      return outer.nested.run(() =>
+        outer.ops.savepoint(() => this.inside.run({ ops: outer.ops, open: true, nested: new Mutex() }, () => fn(outer.ops))),
+      );
+    }
     return inTransaction(openPool(), async (client) => {
       const tx: OpenTx = { ops: new PgTxOps(client, this.stmts, this.channel, this.claimKeys), open: true, nested: new Mutex() };
       return this.inside.run(tx, () => fn(tx.ops));
