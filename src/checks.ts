@@ -29,24 +29,44 @@ export function describeValue(value: unknown): string {
   return String(value);
 }
 
+// A brand that exists only in the types: no array literal has it, only optionKeys() gives it.
+declare const checkedKeys: unique symbol;
+
+/** Every key of `T` (of each of its members, when `T` is a union). */
+export type OptionKey<T> = T extends unknown ? Extract<keyof T, string> : never;
+
+/** The allowed keys of an options object, as optionKeys() makes them: the list checkOptionKeys() takes. */
+export type OptionKeys<K extends string = string> = readonly K[] & { readonly [checkedKeys]: true };
+
 /**
- * Checks that `value` is an options object whose own keys are all in `allowed`, and
- * returns it. Keys inherited through a prototype are refused as well: they would be read
+ * The option keys of the type `T`, as a list for checkOptionKeys():
+ * `optionKeys<StopOptions>()({ timeoutMs: true })`. The object must name every key of `T`
+ * and nothing else, so an option added to a type fails to compile until its list has it.
+ * The list keeps the object's order (error messages show it).
+ */
+export function optionKeys<T>(): (keys: { readonly [K in OptionKey<T>]-?: true }) => OptionKeys<OptionKey<T>> {
+  return (keys) => Object.freeze(Object.keys(keys)) as readonly string[] as OptionKeys<OptionKey<T>>;
+}
+
+/**
+ * Checks that `value` is an options object whose own keys are all in `allowed` (a list
+ * from optionKeys(), so checked against the options' type), and returns it. Keys inherited through a prototype are refused as well: they would be read
  * as options although the caller never wrote them. `prefix` goes before key names in
  * errors (`retry.`); `what` names the call (`new Workpool()`); `unknown` replaces the
  * message for a key that is not allowed.
  */
-export function checkOptionKeys(
+export function checkOptionKeys<K extends string>(
   field: string,
   value: unknown,
-  allowed: readonly string[],
+  allowed: OptionKeys<K>,
   what: string,
   prefix = "",
   unknown?: string,
-): Record<string, unknown> {
+): { [P in K]?: unknown } {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new InvalidArgumentError(field, `must be an object of options for ${what}, got ${describeValue(value)}`);
   }
+  const keys: readonly string[] = allowed;
   for (const key in value) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) {
       throw new InvalidArgumentError(
@@ -54,11 +74,11 @@ export function checkOptionKeys(
         "is inherited through the options object's prototype; pass options as the object's own properties",
       );
     }
-    if (!allowed.includes(key)) {
+    if (!keys.includes(key)) {
       throw new InvalidArgumentError(`${prefix}${key}`, unknown ?? `is not an option of ${what}; allowed: ${allowed.join(", ")}`);
     }
   }
-  return value as Record<string, unknown>;
+  return value as { [P in K]?: unknown };
 }
 
 /** Validates a handler or pool name. */

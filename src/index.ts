@@ -5,7 +5,7 @@
 export { Workpool } from "./workpool.js";
 export type { ActionEnqueueOptions, CancelAllOptions, EnqueueOptions, StopOptions } from "./workpool.js";
 export type { RunOnceResult } from "./internal/worker.js";
-export type { CronSpec, ScheduleInfo, ScheduleOptions } from "./schedules.js";
+export type { CronSpec, ScheduleInfo, ScheduleOptions } from "./cron/schedules.js";
 export { NonRetryableError, WorkError, DEFAULT_RETRY_BEHAVIOR } from "./retry.js";
 export { InvalidArgumentError, UnknownWorkError } from "./errors.js";
 export { ManualClock, systemClock } from "./clock.js";

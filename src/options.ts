@@ -3,7 +3,7 @@
  * names the option and the allowed values, before anything is written.
  */
 import { systemClock, type Clock } from "./clock.js";
-import { checkInt, checkName, checkNumber, checkOptionKeys, describeValue } from "./checks.js";
+import { checkInt, checkName, checkNumber, checkOptionKeys, describeValue, optionKeys } from "./checks.js";
 import { InvalidArgumentError } from "./errors.js";
 import { LOG_LEVELS, type Logger, type LogLevel } from "./events.js";
 import { DEFAULT_RETRY_BEHAVIOR } from "./retry.js";
@@ -118,6 +118,8 @@ export const MAX_RATE_LIMIT = 1_000_000;
 /** Longest rate-limit window accepted, ms (30 days). */
 export const MAX_RATE_PERIOD_MS = 30 * DAY;
 
+const RATE_LIMIT_KEYS = optionKeys<RateLimit>()({ limit: true, periodMs: true });
+
 /** Validates a rate limit `{ limit, periodMs }` (null, where allowed, removes it). */
 export function checkRateLimit(field: string, value: unknown, allowNull: boolean): RateLimit | null {
   if (value === null && allowNull) return null;
@@ -125,7 +127,7 @@ export function checkRateLimit(field: string, value: unknown, allowNull: boolean
     const extra = allowNull ? ", or null to remove the limit" : "";
     throw new InvalidArgumentError(field, `must be an object { limit, periodMs }${extra}, got ${describeValue(value)}`);
   }
-  const v = checkOptionKeys(field, value, ["limit", "periodMs"], `${field} (a rate limit)`, `${field}.`);
+  const v = checkOptionKeys(field, value, RATE_LIMIT_KEYS, `${field} (a rate limit)`, `${field}.`);
   return {
     limit: checkInt(`${field}.limit`, v.limit, 1, MAX_RATE_LIMIT),
     periodMs: checkInt(`${field}.periodMs`, v.periodMs, 1, MAX_RATE_PERIOD_MS),
@@ -140,7 +142,7 @@ export function checkLogLevel(field: string, value: unknown): LogLevel {
   return value as LogLevel;
 }
 
-const RETRY_KEYS = ["maxAttempts", "initialBackoffMs", "base"] as const;
+const RETRY_KEYS = optionKeys<RetryBehavior>()({ maxAttempts: true, initialBackoffMs: true, base: true });
 
 /** Validates a retry behaviour: maxAttempts integer 1..1000, initialBackoffMs >= 0, base >= 1. */
 export function checkRetryBehavior(field: string, value: unknown): RetryBehavior {
@@ -195,27 +197,27 @@ export function checkedClock(clock: Clock): Clock {
   };
 }
 
-const WORKPOOL_OPTION_KEYS = [
-  "name",
-  "maxParallelism",
-  "keyParallelism",
-  "retryActionsByDefault",
-  "defaultRetryBehavior",
-  "logLevel",
-  "leaseMs",
-  "actionTimeoutMs",
-  "retentionMs",
-  "logger",
-  "clock",
-  "random",
-  "reportIntervalMs",
-  "maintenanceIntervalMs",
-  "pollIntervalMs",
-  "concurrency",
-  "rateLimit",
-  "keyRateLimit",
-  "telemetry",
-] as const satisfies readonly (keyof WorkpoolOptions)[];
+const WORKPOOL_OPTION_KEYS = optionKeys<WorkpoolOptions>()({
+  name: true,
+  maxParallelism: true,
+  keyParallelism: true,
+  retryActionsByDefault: true,
+  defaultRetryBehavior: true,
+  logLevel: true,
+  leaseMs: true,
+  actionTimeoutMs: true,
+  retentionMs: true,
+  logger: true,
+  clock: true,
+  random: true,
+  reportIntervalMs: true,
+  maintenanceIntervalMs: true,
+  pollIntervalMs: true,
+  concurrency: true,
+  rateLimit: true,
+  keyRateLimit: true,
+  telemetry: true,
+});
 
 /** Applies defaults to and validates the pool options. */
 export function resolveOptions(options: WorkpoolOptions | undefined): ResolvedOptions {
@@ -274,12 +276,20 @@ export interface ConfigureOptions {
   keyRateLimit?: RateLimit | null;
 }
 
+const CONFIGURE_KEYS = optionKeys<ConfigureOptions>()({
+  maxParallelism: true,
+  logLevel: true,
+  keyParallelism: true,
+  rateLimit: true,
+  keyRateLimit: true,
+});
+
 /** Validates `configure()` input. */
 export function checkConfigure(options: unknown): ConfigureOptions {
   const o = checkOptionKeys(
     "options",
     options,
-    ["maxParallelism", "logLevel", "keyParallelism", "rateLimit", "keyRateLimit"],
+    CONFIGURE_KEYS,
     "configure()",
     "",
     "is not a runtime option; configure() accepts maxParallelism, keyParallelism, logLevel, rateLimit and keyRateLimit",

@@ -21,15 +21,21 @@ import { workIdTime } from "./ids.js";
 import { Enqueuer } from "./internal/enqueuer.js";
 import { POOL_RUNTIME, type PoolInternals, type PoolRuntime } from "./internal/runtime.js";
 import { Readiness } from "./internal/readiness.js";
-import { checkScheduleId } from "./internal/cron.js";
 import { checkIds, toStatus } from "./internal/status.js";
 import { cancelWork } from "./internal/transitions/cancel.js";
 import { Worker, type RunOnceResult } from "./internal/worker.js";
 import { Tracing } from "./internal/tracing.js";
 import { checkConfigure, resolveOptions, type ConfigureOptions, type ResolvedOptions, type WorkpoolOptions } from "./options.js";
-import { checkInt, checkOptionKeys, describeValue } from "./checks.js";
+import { checkInt, checkOptionKeys, describeValue, optionKeys } from "./checks.js";
 import type { JsonArgsCheck, JsonContextCheck, Status, WorkId } from "./types.js";
-import { prepareSchedule, toScheduleInfo, type CronSpec, type ScheduleInfo, type ScheduleOptions } from "./schedules.js";
+import {
+  checkScheduleId,
+  prepareSchedule,
+  toScheduleInfo,
+  type CronSpec,
+  type ScheduleInfo,
+  type ScheduleOptions,
+} from "./cron/schedules.js";
 import type { ActionEnqueueOptions, CancelAllOptions, EnqueueOptions, StopOptions } from "./call-options.js";
 
 export type {
@@ -44,6 +50,8 @@ export type {
 } from "./call-options.js";
 
 const CANCEL_BATCH = 500;
+const CANCEL_ALL_KEYS = optionKeys<CancelAllOptions>()({ before: true });
+const STOP_KEYS = optionKeys<StopOptions>()({ timeoutMs: true });
 
 /** A durable pool of actions and mutations with a global parallelism limit. See README. */
 export class Workpool<Tx = unknown, P extends string = string> {
@@ -206,7 +214,7 @@ export class Workpool<Tx = unknown, P extends string = string> {
 
   /** Cancels all unfinished work enqueued before `before` (default: now). Returns how many. */
   async cancelAll(options?: CancelAllOptions): Promise<number> {
-    const before = options === undefined ? undefined : checkOptionKeys("options", options, ["before"], "cancelAll()").before;
+    const before = options === undefined ? undefined : checkOptionKeys("options", options, CANCEL_ALL_KEYS, "cancelAll()").before;
     if (before !== undefined && (typeof before !== "number" || !Number.isFinite(before))) {
       throw new InvalidArgumentError("before", `must be a finite epoch time in ms, got ${describeValue(before)}`);
     }
@@ -262,7 +270,7 @@ export class Workpool<Tx = unknown, P extends string = string> {
    * attempts, then aborts what is left and hands it back without counting a failed attempt.
    */
   async stop(options?: StopOptions): Promise<void> {
-    const given = options === undefined ? undefined : checkOptionKeys("options", options, ["timeoutMs"], "stop()").timeoutMs;
+    const given = options === undefined ? undefined : checkOptionKeys("options", options, STOP_KEYS, "stop()").timeoutMs;
     const timeoutMs = given === undefined ? 30_000 : checkInt("timeoutMs", given, 0, 24 * 3600 * 1000);
     await this.worker.stop(timeoutMs);
   }

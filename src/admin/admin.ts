@@ -9,7 +9,7 @@ import type { PoolLimitChange } from "../driver/admin-ops.js";
 import { DRIVER, type Driver, type Store } from "../driver/driver.js";
 import { InvalidArgumentError } from "../errors.js";
 import { checkClock } from "../options.js";
-import { checkOptionKeys } from "../checks.js";
+import { checkOptionKeys, optionKeys } from "../checks.js";
 import type { WorkId } from "../types.js";
 import { AdminActions } from "./actions.js";
 import { AdminMetrics } from "./metrics.js";
@@ -24,7 +24,7 @@ import type {
   WorkpoolAdmin,
   WorkpoolAdminOptions,
 } from "./types.js";
-import { toScheduleInfo } from "../schedules.js";
+import { toScheduleInfo } from "../cron/schedules.js";
 import { checkCancelAllFilter, checkId, checkListOptions, checkParallelism, checkPool, checkPurgeOptions } from "./validate.js";
 
 /** The window of PoolSummary.lastMinute, ms. */
@@ -151,6 +151,8 @@ class Admin<Tx> implements WorkpoolAdmin {
   }
 }
 
+const ADMIN_OPTION_KEYS = optionKeys<WorkpoolAdminOptions>()({ clock: true });
+
 /**
  * The admin API over `store` (from sqliteStore() or postgresStore()). It needs no pool or
  * handler in this process; the store's schema is brought up to date on first use.
@@ -160,7 +162,9 @@ export function workpoolAdmin(store: unknown, options?: WorkpoolAdminOptions): W
   if (typeof store !== "object" || store === null || !driver) {
     throw new InvalidArgumentError("store", "must be a store from sqliteStore() or postgresStore()");
   }
-  const o = (options === undefined ? {} : checkOptionKeys("options", options, ["clock"], "workpoolAdmin()")) as WorkpoolAdminOptions;
+  const o = (
+    options === undefined ? {} : checkOptionKeys("options", options, ADMIN_OPTION_KEYS, "workpoolAdmin()")
+  ) as WorkpoolAdminOptions;
   const clock = o.clock === undefined ? systemClock : checkClock(o.clock);
   return new Admin(driver, clock);
 }

@@ -11,7 +11,7 @@ import type { JsonValue, ResultKind, WorkId } from "../types.js";
 export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" | "success" | "failed" | "canceled";
 
 import type { RateLimit } from "../types.js";
-import type { ScheduleInfo } from "../schedules.js";
+import type { ScheduleInfo } from "../cron/schedules.js";
 
 export type { RateLimit };
 

@@ -9,8 +9,8 @@ import { isWorkId } from "../ids.js";
 import { checkIds } from "../internal/status.js";
 import { checkKey } from "../internal/enqueue-input.js";
 import { checkMaxParallelism } from "../options.js";
-import { checkInt, checkName, checkOptionKeys, describeValue } from "../checks.js";
-import type { AdminStateFilter, ListOptions } from "./types.js";
+import { checkInt, checkName, checkOptionKeys, describeValue, optionKeys } from "../checks.js";
+import type { AdminStateFilter, ListOptions, WorkpoolAdmin } from "./types.js";
 
 /** The states list() filters by. */
 export const ADMIN_STATE_FILTERS: readonly AdminStateFilter[] = [
@@ -26,6 +26,10 @@ export const ADMIN_STATE_FILTERS: readonly AdminStateFilter[] = [
 /** Most items of one list() page, and the default. */
 export const MAX_PAGE = 500;
 const DEFAULT_PAGE = 50;
+
+const LIST_KEYS = optionKeys<ListOptions>()({ state: true, handler: true, key: true, search: true, limit: true, cursor: true });
+const CANCEL_ALL_KEYS = optionKeys<NonNullable<Parameters<WorkpoolAdmin["cancelAll"]>[1]>>()({ before: true, handler: true, key: true });
+const PURGE_KEYS = optionKeys<Parameters<WorkpoolAdmin["purge"]>[1]>()({ state: true, before: true });
 
 /** A pool name, as `new Workpool({ name })` accepts it. */
 export function checkPool(value: unknown): string {
@@ -65,11 +69,7 @@ function searchFilter(search: unknown): { id: string | null; prefix: string | nu
 
 /** list()'s options as a driver query. */
 export function checkListOptions(options: unknown): WorkListQuery {
-  const o = (
-    options === undefined
-      ? {}
-      : checkOptionKeys("options", options, ["state", "handler", "key", "search", "limit", "cursor"], "admin.list()")
-  ) as ListOptions;
+  const o = (options === undefined ? {} : checkOptionKeys("options", options, LIST_KEYS, "admin.list()")) as ListOptions;
   if (o.state !== undefined && !ADMIN_STATE_FILTERS.includes(o.state)) {
     throw new InvalidArgumentError("state", `must be one of ${ADMIN_STATE_FILTERS.join(", ")}, got ${describeValue(o.state)}`);
   }
@@ -88,7 +88,7 @@ export function checkListOptions(options: unknown): WorkListQuery {
 
 /** cancelAll()'s filter. */
 export function checkCancelAllFilter(filter: unknown): { before: number | null; fnName: string | null; key: string | null } {
-  const f = filter === undefined ? {} : checkOptionKeys("filter", filter, ["before", "handler", "key"], "admin.cancelAll()");
+  const f = filter === undefined ? {} : checkOptionKeys("filter", filter, CANCEL_ALL_KEYS, "admin.cancelAll()");
   return {
     before: f.before === undefined ? null : checkTime("before", f.before),
     fnName: f.handler === undefined ? null : checkHandler(f.handler),
@@ -98,7 +98,7 @@ export function checkCancelAllFilter(filter: unknown): { before: number | null; 
 
 /** purge()'s options. */
 export function checkPurgeOptions(options: unknown): { state: "finished" | "pending"; before: number | null } {
-  const o = checkOptionKeys("options", options, ["state", "before"], "admin.purge()");
+  const o = checkOptionKeys("options", options, PURGE_KEYS, "admin.purge()");
   if (o.state !== "finished" && o.state !== "pending") {
     throw new InvalidArgumentError("state", `must be "finished" or "pending", got ${describeValue(o.state)}`);
   }

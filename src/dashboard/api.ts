@@ -4,7 +4,7 @@
  * Input is checked here for shape and by the admin API for values.
  */
 import type { AdminStateFilter, ListOptions, WorkpoolAdmin } from "../admin/types.js";
-import { checkOptionKeys } from "../checks.js";
+import { checkOptionKeys, optionKeys, type OptionKey, type OptionKeys } from "../checks.js";
 import { bulkCancel, bulkRetry, checkBulkIds } from "./bulk.js";
 import type { Sampler, Series } from "./sampler.js";
 
@@ -52,6 +52,27 @@ export function readEndpoint(admin: WorkpoolAdmin, sampler: Sampler, name: strin
   }
 }
 
+/** The JSON body of each POST action, by name. */
+interface ActionBodies {
+  pause: { pool: string };
+  resume: { pool: string };
+  "set-parallelism": { pool: string; n: number };
+  "cancel-all": { pool: string; handler?: string };
+  "purge-finished": { pool: string };
+  cancel: { ids: string[] };
+  retry: { ids: string[] };
+}
+
+const BODY_KEYS: { readonly [A in keyof ActionBodies]: OptionKeys<OptionKey<ActionBodies[A]>> } = {
+  pause: optionKeys<ActionBodies["pause"]>()({ pool: true }),
+  resume: optionKeys<ActionBodies["resume"]>()({ pool: true }),
+  "set-parallelism": optionKeys<ActionBodies["set-parallelism"]>()({ pool: true, n: true }),
+  "cancel-all": optionKeys<ActionBodies["cancel-all"]>()({ pool: true, handler: true }),
+  "purge-finished": optionKeys<ActionBodies["purge-finished"]>()({ pool: true }),
+  cancel: optionKeys<ActionBodies["cancel"]>()({ ids: true }),
+  retry: optionKeys<ActionBodies["retry"]>()({ ids: true }),
+};
+
 /**
  * POST actions, by name; `body` is the parsed JSON object, checked whole before anything
  * is done. `logInternal` hears what a bulk action's items failed on unexpectedly.
@@ -62,28 +83,28 @@ export function actionEndpoint(
   body: unknown,
   logInternal: (e: unknown) => void,
 ): Promise<ApiAnswer> | null {
-  const keys = (allowed: readonly string[]) => checkOptionKeys("body", body, allowed, `the ${name} action`, "body.");
+  const keys = <A extends keyof ActionBodies>(action: A) => checkOptionKeys("body", body, BODY_KEYS[action], `the ${name} action`, "body.");
   switch (name) {
     case "pause":
-      return admin.pause(keys(["pool"]).pool as string).then(() => ok({ done: true }));
+      return admin.pause(keys(name).pool as string).then(() => ok({ done: true }));
     case "resume":
-      return admin.resume(keys(["pool"]).pool as string).then(() => ok({ done: true }));
+      return admin.resume(keys(name).pool as string).then(() => ok({ done: true }));
     case "set-parallelism": {
-      const b = keys(["pool", "n"]);
+      const b = keys(name);
       return admin.setParallelism(b.pool as string, b.n as number).then(() => ok({ done: true }));
     }
     case "cancel-all": {
-      const b = keys(["pool", "handler"]);
+      const b = keys(name);
       return admin
         .cancelAll(b.pool as string, b.handler === undefined ? {} : { handler: b.handler as string })
         .then((n) => ok({ count: n }));
     }
     case "purge-finished":
-      return admin.purge(keys(["pool"]).pool as string, { state: "finished" }).then((n) => ok({ count: n }));
+      return admin.purge(keys(name).pool as string, { state: "finished" }).then((n) => ok({ count: n }));
     case "cancel":
-      return bulkCancel(admin, checkBulkIds(keys(["ids"]).ids), logInternal);
+      return bulkCancel(admin, checkBulkIds(keys(name).ids), logInternal);
     case "retry":
-      return bulkRetry(admin, checkBulkIds(keys(["ids"]).ids), logInternal);
+      return bulkRetry(admin, checkBulkIds(keys(name).ids), logInternal);
     default:
       return null;
   }

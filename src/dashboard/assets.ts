@@ -20,11 +20,13 @@ const TYPES: Record<string, string> = {
   ".png": "image/png",
 };
 
-/** The app's folder: beside this module once built; from the source tree (tests), the built copy. */
+/**
+ * The built app's folder: beside this module once built (dist/dashboard/ui). Run from the
+ * source tree (tests run the .ts), ./ui/ is the app's unbuilt source, so the built copy in dist/.
+ */
 function appDir(): string {
-  const beside = fileURLToPath(new URL("./ui/", import.meta.url));
-  if (existsSync(join(beside, "index.html"))) return beside;
-  return fileURLToPath(new URL("../../dist/dashboard/ui/", import.meta.url));
+  const fromSource = import.meta.url.endsWith(".ts");
+  return fileURLToPath(new URL(fromSource ? "../../dist/dashboard/ui/" : "./ui/", import.meta.url));
 }
 
 let cache: Map<string, Asset> | null = null;

@@ -9,7 +9,7 @@ import type { Clock } from "../clock.js";
 import type { Logger } from "../events.js";
 import { InvalidArgumentError } from "../errors.js";
 import { checkClock } from "../options.js";
-import { checkOptionKeys, describeValue } from "../checks.js";
+import { checkOptionKeys, describeValue, optionKeys } from "../checks.js";
 
 /** Decides whether a request may use the dashboard: the app's own auth. */
 export type DashboardAuthFunction = (req: IncomingMessage) => boolean | Promise<boolean>;
@@ -50,7 +50,7 @@ export interface CheckedDashboardOptions {
   logger: DashboardLogger;
 }
 
-const KEYS = ["store", "basePath", "auth", "readOnly", "clock", "logger"] as const;
+const KEYS = optionKeys<DashboardOptions>()({ store: true, basePath: true, auth: true, readOnly: true, clock: true, logger: true });
 
 const SEGMENT = /^[A-Za-z0-9_.~-]+$/;
 

@@ -21,7 +21,7 @@ import {
   type TracerProvider,
 } from "@opentelemetry/api";
 import { InvalidArgumentError } from "../errors.js";
-import { checkOptionKeys } from "../checks.js";
+import { checkOptionKeys, optionKeys } from "../checks.js";
 import type { AttemptEnd, AttemptTrace, AttemptTraceInfo, EnqueueTrace, EnqueueTraceInfo, Telemetry, TraceCarrier } from "../telemetry.js";
 
 /** Options of {@link openTelemetry}. */
@@ -36,13 +36,13 @@ export interface OpenTelemetryOptions {
   attemptsJoinTrace?: boolean;
 }
 
+const OPTION_KEYS = optionKeys<OpenTelemetryOptions>()({ tracerProvider: true, attemptsJoinTrace: true });
+
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 /** The telemetry for the `telemetry` option of a Workpool or ActionRetrier. */
 export function openTelemetry(options?: OpenTelemetryOptions): Telemetry {
-  const o = (
-    options === undefined ? {} : checkOptionKeys("options", options, ["tracerProvider", "attemptsJoinTrace"], "openTelemetry()")
-  ) as OpenTelemetryOptions;
+  const o = (options === undefined ? {} : checkOptionKeys("options", options, OPTION_KEYS, "openTelemetry()")) as OpenTelemetryOptions;
   if (o.tracerProvider !== undefined && typeof (o.tracerProvider as { getTracer?: unknown }).getTracer !== "function") {
     throw new InvalidArgumentError("tracerProvider", "must be an OpenTelemetry TracerProvider (with getTracer())");
   }

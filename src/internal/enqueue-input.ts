@@ -7,33 +7,50 @@ import type { NewWork, OnConflict } from "../driver/driver.js";
 import type { TransactionExecutor } from "../driver/tx-executor.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { HandlerRegistry } from "../handlers.js";
-import { newWorkId } from "../ids.js";
 import { encodeJson, encodeOptionalJson } from "../json.js";
 import { checkLogLevel, checkRetryBehavior, type ResolvedOptions } from "../options.js";
-import { checkInt, checkName, checkOptionKeys, describeValue } from "../checks.js";
+import { checkInt, checkName, checkOptionKeys, describeValue, optionKeys } from "../checks.js";
+import type { ActionEnqueueOptions, ActionOnlyOptions, EnqueueOptions } from "../call-options.js";
 import type { PoolLogger } from "../events.js";
 import type { ResultKind, RetryBehavior, WorkId, WorkKind } from "../types.js";
-import { resolveRunAt } from "./schedule.js";
+import { resolveRunAt } from "./run-at.js";
+import { newWorkRow } from "./transitions/enqueue.js";
 import { encodeMeta } from "./work-meta.js";
 
 /** Most items in one batch enqueue. */
 export const MAX_BATCH = 10_000;
 
-const MUTATION_OPTIONS = [
-  "runAt",
-  "runAfter",
-  "onComplete",
-  "context",
-  "onCompleteExcludeKinds",
-  "name",
-  "logLevel",
-  "tx",
-  "priority",
-  "key",
-  "uniqueKey",
-  "onConflict",
-];
-const ACTION_OPTIONS = [...MUTATION_OPTIONS, "retry", "timeoutMs"];
+const MUTATION_OPTIONS = optionKeys<EnqueueOptions<unknown>>()({
+  runAt: true,
+  runAfter: true,
+  onComplete: true,
+  context: true,
+  onCompleteExcludeKinds: true,
+  name: true,
+  logLevel: true,
+  tx: true,
+  priority: true,
+  key: true,
+  uniqueKey: true,
+  onConflict: true,
+});
+const ACTION_ONLY_OPTIONS = optionKeys<ActionOnlyOptions>()({ retry: true, timeoutMs: true });
+const ACTION_OPTIONS = optionKeys<ActionEnqueueOptions<unknown>>()({
+  runAt: true,
+  runAfter: true,
+  onComplete: true,
+  context: true,
+  onCompleteExcludeKinds: true,
+  name: true,
+  logLevel: true,
+  tx: true,
+  priority: true,
+  key: true,
+  uniqueKey: true,
+  onConflict: true,
+  retry: true,
+  timeoutMs: true,
+});
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
 /** What an enqueue call gave, as the public methods pass it on. */
@@ -92,7 +109,7 @@ function resolveRetry(opts: ResolvedOptions, retry: unknown): RetryBehavior | nu
 
 function checkOptions(kind: WorkKind, options: unknown): Record<string, unknown> {
   if (kind === "mutation" && typeof options === "object" && options !== null) {
-    for (const key of ["retry", "timeoutMs"]) {
+    for (const key of ACTION_ONLY_OPTIONS) {
       if (Object.prototype.hasOwnProperty.call(options, key)) {
         throw new InvalidArgumentError(
           key,
@@ -182,25 +199,28 @@ export function prepareEnqueue<Tx>(ctx: EnqueueContext<Tx>, input: EnqueueInput)
   const priority = o.priority === undefined ? 0 : checkInt("priority", o.priority, MIN_PRIORITY, MAX_PRIORITY);
   const key = o.key === undefined ? null : checkKey("key", o.key);
   const { uniqueKey, onConflict } = checkUnique(o);
-  const rows = input.argsList.map((args, i): NewWork => ({
-    id: newWorkId(now),
-    pool: ctx.pool,
-    kind,
-    fnName,
-    name,
-    args: encodeJson(argsField === "args" ? "args" : `argsArray[${i}]`, args),
-    runAt,
-    enqueuedAt: now,
-    retry,
-    timeoutMs,
-    onComplete,
-    context,
-    priority,
-    key,
-    meta,
-    uniqueKey,
-    onConflict,
-  }));
+  const rows = input.argsList.map((args, i) =>
+    newWorkRow(
+      {
+        pool: ctx.pool,
+        kind,
+        fnName,
+        name,
+        args: encodeJson(argsField === "args" ? "args" : `argsArray[${i}]`, args),
+        runAt,
+        retry,
+        timeoutMs,
+        onComplete,
+        context,
+        priority,
+        key,
+        meta,
+        uniqueKey,
+        onConflict,
+      },
+      now,
+    ),
+  );
   const count = rows.length;
   const written = collapseUnique(rows);
   const idsFor =

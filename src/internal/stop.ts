@@ -6,7 +6,7 @@
 import type { Attempts } from "./attempts.js";
 import type { Completer } from "./completer.js";
 import type { Maintenance } from "./maintenance.js";
-import type { Scheduler } from "./scheduler.js";
+import type { Scheduler } from "../cron/loop.js";
 import type { PoolRuntime } from "./runtime.js";
 import { within } from "./within.js";
 

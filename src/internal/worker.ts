@@ -10,7 +10,7 @@ import type { ClaimOptions, ClaimResult, NewWork, WorkRow } from "../driver/driv
 import { Attempts } from "./attempts.js";
 import { Completer, type RefillHook } from "./completer.js";
 import { Maintenance } from "./maintenance.js";
-import { Scheduler } from "./scheduler.js";
+import { Scheduler } from "../cron/loop.js";
 import type { PoolRuntime } from "./runtime.js";
 import { stopWorker } from "./stop.js";
 import { claimWork } from "./transitions/claim.js";

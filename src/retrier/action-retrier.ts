@@ -21,6 +21,7 @@ import {
   resolveRetrierOptions,
   retrierRetryBehavior,
   RETRIER_RETENTION_MS,
+  RUN_OPTION_KEYS,
   type ActionRetrierOptions,
   type Backoff,
 } from "./options.js";
@@ -36,8 +37,6 @@ import type {
   RunStatus,
   ScheduledRunOptions,
 } from "./types.js";
-
-const RUN_OPTIONS = new Set(["onComplete", "context", "initialBackoffMs", "base", "maxFailures", "logLevel", "runAt", "runAfter", "tx"]);
 
 /**
  * Runs actions reliably: each run is retried with exponential backoff and jitter until it
@@ -308,6 +307,7 @@ function checkRunOptions<Tx, C, R>(options: RunOptions<Tx, C, R> | undefined, me
   if (options === undefined) return {};
   if (typeof options !== "object" || options === null || Array.isArray(options))
     throw new InvalidArgumentError("options", "must be an object");
+  const allowed = RUN_OPTION_KEYS.filter((k) => method === "run" || (k !== "runAt" && k !== "runAfter"));
   for (const key in options) {
     if (!Object.prototype.hasOwnProperty.call(options, key)) {
       throw new InvalidArgumentError(
@@ -321,11 +321,8 @@ function checkRunOptions<Tx, C, R>(options: RunOptions<Tx, C, R> | undefined, me
         `is not an option of ${method}(); the time is its first argument (use run() with { ${key} } instead)`,
       );
     }
-    if (!RUN_OPTIONS.has(key))
-      throw new InvalidArgumentError(
-        key,
-        `is not an option of ${method}() (allowed: onComplete, context, initialBackoffMs, base, maxFailures, logLevel, ${method === "run" ? "runAt, runAfter, " : ""}tx)`,
-      );
+    if (!(allowed as readonly string[]).includes(key))
+      throw new InvalidArgumentError(key, `is not an option of ${method}() (allowed: ${allowed.join(", ")})`);
   }
   return options;
 }

@@ -18,9 +18,10 @@ import type { Clock } from "../clock.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { Logger, LogLevel } from "../events.js";
 import { checkLogLevel } from "../options.js";
-import { checkInt, checkName, checkOptionKeys, describeValue } from "../checks.js";
+import { checkInt, checkName, checkOptionKeys, describeValue, optionKeys } from "../checks.js";
 import type { Telemetry } from "../telemetry.js";
 import type { RetryBehavior } from "../types.js";
+import type { RunOptions } from "./types.js";
 
 /** Options of `new ActionRetrier(store, options)`. */
 export interface ActionRetrierOptions {
@@ -75,7 +76,31 @@ export const DEFAULT_RETRIER_NAME = "action-retrier";
 /** Completed runs are kept this long (then deleted), as in the reference: 7 days. */
 export const RETRIER_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
-const KNOWN = ["initialBackoffMs", "base", "maxFailures", "logLevel", "name", "logger", "clock", "random", "leaseMs", "telemetry"];
+const KNOWN = optionKeys<ActionRetrierOptions>()({
+  initialBackoffMs: true,
+  base: true,
+  maxFailures: true,
+  logLevel: true,
+  name: true,
+  logger: true,
+  clock: true,
+  random: true,
+  leaseMs: true,
+  telemetry: true,
+});
+
+/** The options of run(); runAt() and runAfter() take all but runAt and runAfter. */
+export const RUN_OPTION_KEYS = optionKeys<RunOptions<unknown>>()({
+  onComplete: true,
+  context: true,
+  initialBackoffMs: true,
+  base: true,
+  maxFailures: true,
+  logLevel: true,
+  runAt: true,
+  runAfter: true,
+  tx: true,
+});
 const MAX_INITIAL_BACKOFF_MS = 24 * 3600 * 1000;
 const MAX_BASE = 1000;
 

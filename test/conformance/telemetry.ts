@@ -2,7 +2,8 @@
  * Tracing with `workpool/opentelemetry`, recorded by the OpenTelemetry SDK's in-memory
  * exporter: a PRODUCER span per enqueue call, a CONSUMER span per attempt that continues
  * the enqueuing trace from the context stored with the work, an INTERNAL span per
- * onComplete delivery; messaging attributes; a broken tracer never fails the work.
+ * onComplete delivery; a cron tick's enqueue has its span too; messaging attributes; a
+ * broken tracer never fails the work.
  */
 import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
@@ -12,7 +13,7 @@ import { workpoolAdmin } from "../../src/admin/index.js";
 import { InvalidArgumentError, NonRetryableError, type Telemetry } from "../../src/index.js";
 import { openTelemetry } from "../../src/integrations/opentelemetry.js";
 import type { StoreHarness } from "./harness.js";
-import { useTestContext } from "./context.js";
+import { T0, useTestContext, withDriver } from "./context.js";
 
 export function defineTelemetryTests<Tx>(harness: StoreHarness<Tx>): void {
   describe("telemetry (OpenTelemetry)", () => {
@@ -125,6 +126,64 @@ export function defineTelemetryTests<Tx>(harness: StoreHarness<Tx>): void {
       const failed = attempts.find((a) => a.attributes["workpool.handler"] === "bad")!;
       expect(failed.attributes).toMatchObject({ "workpool.attempt.outcome": "failed", "error.type": "NonRetryableError" });
       expect(attempts.filter((a) => a.attributes["workpool.attempt.outcome"] === "success")).toHaveLength(3);
+    });
+
+    test("a cron tick is enqueued in a span of its own, its attempt's parent; a worker that lost the tick ends its span with no work id", async () => {
+      const { t, pool } = await traced();
+      const seen: (number | null)[] = [];
+      const job = pool.defineAction("job", (c) => void seen.push(c.scheduledAt));
+      await pool.schedule("every-second", { cron: "* * * * * *" }, job, {});
+      t.clock.advance(1000);
+      await pool.runOnce();
+      const [info] = await pool.schedules();
+      const [enqueue] = spans("enqueue mail");
+      const [attempt] = spans("process mail");
+      expect(spans("enqueue mail")).toHaveLength(1);
+      expect(enqueue!.kind).toBe(SpanKind.PRODUCER);
+      // The schedule loop runs on a timer, outside any span of the app: a trace of its own.
+      expect(enqueue!.parentSpanContext).toBeUndefined();
+      expect(enqueue!.attributes).toMatchObject({
+        "messaging.operation.type": "send",
+        "messaging.destination.name": "mail",
+        "messaging.message.id": info!.lastWorkId!,
+        "workpool.handler": "job",
+        "workpool.work.kind": "action",
+      });
+      expect(parentOf(attempt!)).toBe(enqueue!.spanContext().spanId);
+      expect(attempt!.attributes["messaging.message.id"]).toBe(info!.lastWorkId);
+      // The trace context joins the tick in the work's meta: the handler still reads its tick.
+      expect(seen).toEqual([T0 + 1000]);
+
+      // Two workers read the due schedule; the first applies the step, the second's is refused.
+      exporter.reset();
+      const first = t.pool({ name: "race", maxParallelism: 0, telemetry: openTelemetry({ tracerProvider: provider }) });
+      const pass = (p: unknown) => (p as { worker: { scheduler: { tick(): Promise<unknown> } } }).worker.scheduler.tick();
+      let overtaken = false;
+      const stale = withDriver(t.h.store, {
+        dueSchedules: async (real, name, now, limit) => {
+          const read = await real.dueSchedules(name, now, limit);
+          if (!overtaken && read.due.length) {
+            overtaken = true;
+            await pass(first);
+          }
+          return read;
+        },
+      });
+      const second = t.pool({ name: "race", maxParallelism: 0, telemetry: openTelemetry({ tracerProvider: provider }) }, stale);
+      const enqueued: string[] = [];
+      for (const p of [first, second]) p.on("enqueued", (e) => void enqueued.push(e.workId));
+      const tick = first.defineAction("tick", () => undefined);
+      second.defineAction("tick", () => undefined);
+      await first.schedule("s", { cron: "* * * * * *" }, tick, {});
+      t.clock.advance(1000);
+      await pass(second);
+      expect(overtaken).toBe(true);
+      const [race] = await first.schedules();
+      expect(enqueued).toEqual([race!.lastWorkId]);
+      const raced = spans("enqueue race");
+      expect(raced).toHaveLength(2);
+      expect(raced.map((s) => s.attributes["messaging.message.id"])).toEqual([race!.lastWorkId, undefined]);
+      for (const s of raced) expect(s.status.code).toBe(SpanStatusCode.UNSET);
     });
 
     test("a tracer that throws never fails work; work enqueued without a trace gets a root span", async () => {

@@ -109,6 +109,8 @@ test("npm pack produces a package a fresh project can import", () => {
   const functionFiles = readdirSync(join(root, "src", "drivers", "postgres", "sql", "functions")).filter((f) => f.endsWith(".sql"));
   expect(functionFiles.length).toBeGreaterThan(0);
   for (const f of functionFiles) expect(files, f).toContain(`dist/drivers/postgres/sql/functions/${f}`);
+  // The dashboard's browser app ships built (dist/dashboard/ui), not as its browser-only source.
+  expect(files.filter((f) => f.startsWith("src/dashboard/ui/"))).toEqual([]);
 
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", type: "module", private: true }));
   writeFileSync(

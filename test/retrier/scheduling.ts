@@ -41,7 +41,14 @@ export function defineSchedulingTests<Tx>(factory: RetrierStoreFactory<Tx>): voi
         [() => r.runAt("soon" as never, a, {}), /runAt: must be a finite number/],
         [() => r.runAt(T0, a, {}, { runAfter: 5 } as never), /runAfter: is not an option of runAt\(\)/],
         [() => r.runAfter(5, a, {}, { runAt: T0 } as never), /runAt: is not an option of runAfter\(\)/],
-        [() => r.run(a, {}, { retry: true } as never), /retry: is not an option of run\(\)/],
+        [
+          () => r.run(a, {}, { retry: true } as never),
+          /retry: is not an option of run\(\) \(allowed: onComplete, context, initialBackoffMs, base, maxFailures, logLevel, runAt, runAfter, tx\)$/,
+        ],
+        [
+          () => r.runAt(T0, a, {}, { retries: 1 } as never),
+          /retries: is not an option of runAt\(\) \(allowed: onComplete, context, initialBackoffMs, base, maxFailures, logLevel, tx\)$/,
+        ],
         [() => r.run(a, {}, { maxFailures: 1.5 }), /maxFailures: must be an integer/],
         [() => r.run(a, {}, { base: 0.5 }), /base: must be a finite number from 1 to 1000, got 0.5/],
         [() => r.run(a, {}, { initialBackoffMs: -1 }), /initialBackoffMs: must be a finite number from 0 to 86400000/],

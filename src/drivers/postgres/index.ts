@@ -7,7 +7,7 @@ import pg from "pg";
 import type { Client, ClientConfig, Pool, PoolClient } from "pg";
 import type { Store } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
-import { checkInt, checkOptionKeys } from "../../checks.js";
+import { checkInt, checkOptionKeys, optionKeys } from "../../checks.js";
 import { PostgresDriver } from "./driver.js";
 import { checkSchemaName } from "./names.js";
 import { vacuumSettings, type VacuumOptions } from "./vacuum.js";
@@ -62,6 +62,15 @@ const KEEPALIVE_DELAY_MS = 10_000;
 /** Client constructor of a pool: pg-pool keeps the one it was built with (pg or pg-native). */
 type ClientClass = new (config?: ClientConfig) => Client;
 
+const OPTION_KEYS = optionKeys<PostgresStoreOptions>()({
+  connectionString: true,
+  pool: true,
+  schema: true,
+  pollIntervalMs: true,
+  vacuum: true,
+  connectTimeoutMs: true,
+});
+
 /** Default of the `connectTimeoutMs` option. */
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
@@ -84,12 +93,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   if (typeof options !== "object" || options === null) {
     throw new InvalidArgumentError("options", "pass { connectionString } or { pool }");
   }
-  checkOptionKeys(
-    "options",
-    options,
-    ["connectionString", "pool", "schema", "pollIntervalMs", "vacuum", "connectTimeoutMs"],
-    "postgresStore()",
-  );
+  checkOptionKeys("options", options, OPTION_KEYS, "postgresStore()");
   const { connectionString, pool: givenPool } = options;
   if ((connectionString === undefined) === (givenPool === undefined)) {
     throw new InvalidArgumentError("connectionString", "give exactly one of `connectionString` (a postgres:// URL) or `pool` (a pg.Pool)");

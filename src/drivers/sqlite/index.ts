@@ -6,7 +6,7 @@ import BetterSqlite3 from "better-sqlite3";
 import type { Database } from "better-sqlite3";
 import type { Store } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
-import { checkInt, checkOptionKeys, describeValue } from "../../checks.js";
+import { checkInt, checkOptionKeys, describeValue, optionKeys } from "../../checks.js";
 import { checkDatabaseOption } from "./connection-checks.js";
 import { SqliteDriver } from "./driver.js";
 import { migrateSqlite } from "./migrate.js";
@@ -37,6 +37,14 @@ export type SqliteStore = Store<Database> & {
   readonly db: Database;
 };
 
+const OPTION_KEYS = optionKeys<SqliteStoreOptions>()({
+  filename: true,
+  database: true,
+  busyTimeoutMs: true,
+  synchronous: true,
+  pollIntervalMs: true,
+});
+
 function positiveInt(field: string, value: unknown, fallback: number, max: number): number {
   return value === undefined ? fallback : checkInt(field, value, 1, max);
 }
@@ -49,7 +57,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   if (typeof options !== "object" || options === null) {
     throw new InvalidArgumentError("options", "pass { filename } or { database }");
   }
-  checkOptionKeys("options", options, ["filename", "database", "busyTimeoutMs", "synchronous", "pollIntervalMs"], "sqliteStore()");
+  checkOptionKeys("options", options, OPTION_KEYS, "sqliteStore()");
   const { filename, database } = options;
   if ((filename === undefined) === (database === undefined)) {
     throw new InvalidArgumentError("filename", "give exactly one of `filename` (a path) or `database` (an open better-sqlite3 connection)");

@@ -9,7 +9,7 @@ import { decodeJson } from "../../json.js";
 import { backoffMs } from "../../retry.js";
 import type { RunResult, WorkId } from "../../types.js";
 import type { PoolRuntime } from "../runtime.js";
-import { boundScheduledTime } from "../schedule.js";
+import { boundScheduledTime } from "../run-at.js";
 import { errorText } from "../../error-text.js";
 import type { Refusals } from "./fallback.js";
 import { onCompleteEnd } from "../tracing.js";

@@ -9,7 +9,7 @@ import type { CompletedEvent, CompletionStatus } from "../../events.js";
 import { backoffMs, canRetry } from "../../retry.js";
 import type { JsonValue, RetryBehavior, RunResult, WorkId } from "../../types.js";
 import type { PoolRuntime } from "../runtime.js";
-import { boundScheduledTime } from "../schedule.js";
+import { boundScheduledTime } from "../run-at.js";
 import { runsOnComplete, workLogLevel } from "../work-meta.js";
 
 /**

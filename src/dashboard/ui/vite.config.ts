@@ -8,7 +8,7 @@ export default defineConfig({
   base: "./",
   logLevel: "warn",
   build: {
-    outDir: fileURLToPath(new URL("../dist/dashboard/ui", import.meta.url)),
+    outDir: fileURLToPath(new URL("../../../dist/dashboard/ui", import.meta.url)),
     emptyOutDir: true,
     // No data: URLs and no inline polyfill: everything is a file the CSP allows ('self').
     assetsInlineLimit: 0,

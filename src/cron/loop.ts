@@ -2,15 +2,13 @@
  * The schedule loop of a started worker: enqueues the ticks of the pool's due schedules.
  * Every started worker of the pool runs it; the store's compare-and-set on each
  * schedule's next tick (ScheduleOps.advanceSchedule) lets exactly one of them enqueue a
- * tick, so no leader is needed and a crashed process loses nothing.
+ * tick, so no leader is needed and a crashed process loses nothing. Each step goes
+ * through the enqueue transition, so a tick is traced and emits `enqueued` as any enqueue.
  */
 import type { TimerHandle } from "../clock.js";
-import type { WorkId } from "../types.js";
-import { planStep } from "./cron.js";
-import { workLogLevel } from "./work-meta.js";
-import { enqueuedEvent } from "./enqueuer.js";
-import type { NewWork } from "../driver/driver.js";
-import type { PoolRuntime } from "./runtime.js";
+import type { PoolRuntime } from "../internal/runtime.js";
+import { enqueueTick } from "../internal/transitions/enqueue.js";
+import { planStep } from "./tick.js";
 
 /** Most due schedules read at once. */
 const DUE_BATCH = 100;
@@ -100,22 +98,13 @@ export class Scheduler<Tx> {
       for (const s of read.due) {
         const step = planStep(pool, s, now);
         nextAt = nextAt === null ? step.nextRunAt : Math.min(nextAt, step.nextRunAt);
-        if (!(await driver.advanceSchedule(pool, step))) {
+        if (!(await enqueueTick(this.rt, step))) {
           again = true;
           continue;
         }
-        if (step.tick) {
-          enqueued++;
-          this.emitEnqueued(step.tick.work);
-        }
+        if (step.tick) enqueued++;
       }
       if (!again || round >= 10) return { enqueued, nextAt: again ? now : nextAt };
     }
-  }
-
-  private emitEnqueued(w: NewWork): void {
-    const workLevel = workLogLevel(w);
-    if (!this.rt.events.wants("enqueued", workLevel)) return;
-    this.rt.events.emit(enqueuedEvent(this.rt.pool, w, w.id as WorkId, workLevel));
   }
 }

@@ -3,12 +3,13 @@
  * carrying the CSRF token the server handed out in api/session. Paths are relative, so the
  * app works under any mount path.
  */
-import type { ListPage, PoolSummary, ScheduleSummary, WorkDetail } from "../../src/admin/types.js";
-import type { Series } from "../../src/dashboard/sampler.js";
+import type { ListPage, PoolSummary, ScheduleSummary, WorkDetail } from "../../admin/types.js";
+import type { Series } from "../sampler.js";
 
-export type { ListPage, PoolSummary, ScheduleSummary, WorkDetail, WorkSummary, AttemptRecord } from "../../src/admin/types.js";
+/** The admin API's shapes, as the reads answer them. */
+export type { ListPage, PoolSummary, ScheduleSummary, WorkDetail, WorkSummary, AttemptRecord } from "../../admin/types.js";
 /** The chart's series, as the server samples them. */
-export type { Series } from "../../src/dashboard/sampler.js";
+export type { Series } from "../sampler.js";
 
 /** What the server says about this session. */
 export interface Session {
@@ -61,4 +62,4 @@ export const api = {
 };
 
 /** A bulk cancel or retry's answer: each id's outcome, and how many were done and not done. */
-export type { BulkAnswer, BulkResult } from "../../src/dashboard/bulk.js";
+export type { BulkAnswer, BulkResult } from "../bulk.js";

@@ -1,4 +1,5 @@
-/** How times, ages and values read on the page. */
+/** How times, ages, values, states and limits read on the page. */
+import type { PoolSummary } from "../api.js";
 
 /** A duration in ms, short: "850 ms", "12 s", "3 min", "2 h", "4 d". */
 export function duration(ms: number): string {
@@ -7,6 +8,11 @@ export function duration(ms: number): string {
   if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
   if (ms < 86_400_000) return `${Math.round(ms / 3_600_000)} h`;
   return `${Math.round(ms / 86_400_000)} d`;
+}
+
+/** A duration in ms as `duration()` has it, or "–" when there is none. */
+export function durationOrDash(ms: number | null): string {
+  return ms === null ? "–" : duration(ms);
 }
 
 /** An epoch time as local date and time, or "–". */
@@ -26,4 +32,14 @@ export function stateOf(w: { state: string; resultKind: string | null; attempts:
   if (w.state === "finished") return w.resultKind ?? "finished";
   if (w.state === "pending" && w.attempts > 0) return "retrying";
   return w.state;
+}
+
+/** A pool's limit as a cell: "10", or "paused (10)". */
+export function limitText(p: PoolSummary): string {
+  return p.pausedFrom !== null ? `paused (${p.pausedFrom})` : String(p.maxParallelism);
+}
+
+/** Whatever a failed promise gave, as a line of text. */
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }

@@ -3,7 +3,7 @@ import { html } from "htm/preact";
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import type { Series } from "./api.js";
+import type { Series } from "../api.js";
 
 function options(title: string, width: number, series: uPlot.Series[]): uPlot.Options {
   return { title, width, height: 180, series: [{}, ...series], axes: [{}, { size: 50 }], legend: { live: false } };

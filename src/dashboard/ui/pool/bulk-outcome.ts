@@ -4,8 +4,8 @@
  * errors are shown as text.
  */
 import { html } from "htm/preact";
-import type { BulkAnswer } from "./api.js";
-import { href } from "./hooks.js";
+import type { BulkAnswer } from "../api.js";
+import { href } from "../shared/route.js";
 
 /** The outcome of one bulk action: its verb ("Canceled", "Retried") and the server's answer. */
 export interface BulkOutcomeData {

@@ -3,17 +3,22 @@
  * returns, and the checks that turn schedule() input into a stored schedule before
  * anything is written.
  */
-import type { ScheduleRow, ScheduleWrite } from "./driver/schedule-ops.js";
-import { InvalidArgumentError } from "./errors.js";
-import type { OnCompleteHandle } from "./handlers.js";
-import { decodeJson } from "./json.js";
-import { checkOptionKeys } from "./checks.js";
-import { checkCatchUp, checkScheduleId, checkSpec, nextTick, type CronSpec, type StoredWorkOptions } from "./internal/cron.js";
-import { prepareEnqueue, type EnqueueContext } from "./internal/enqueue-input.js";
-import type { LogLevel } from "./events.js";
-import type { ResultKind, RetryBehavior, WorkId, WorkKind } from "./types.js";
+import { checkName, checkOptionKeys, describeValue, optionKeys } from "../checks.js";
+import type { ActionOnlyOptions } from "../call-options.js";
+import type { CatchUp, ScheduleRow, ScheduleWrite } from "../driver/schedule-ops.js";
+import { InvalidArgumentError } from "../errors.js";
+import type { LogLevel } from "../events.js";
+import type { OnCompleteHandle } from "../handlers.js";
+import { prepareEnqueue, type EnqueueContext } from "../internal/enqueue-input.js";
+import { decodeJson } from "../json.js";
+import type { ResultKind, RetryBehavior, WorkId, WorkKind } from "../types.js";
+import { checkSpec, nextTick } from "./spec.js";
+import { storeWorkOptions } from "./stored.js";
 
-export type { CronSpec };
+export type { CronSpec } from "./spec.js";
+
+/** Longest schedule id, in characters. */
+export const MAX_SCHEDULE_ID_LENGTH = 200;
 
 /** Options of schedule(): the enqueue options each tick's work gets, plus catchUp. */
 export interface ScheduleOptions<C = unknown, R = unknown, P extends string = string> {
@@ -63,7 +68,42 @@ export interface ScheduleInfo {
   updatedAt: number;
 }
 
-const SHARED = ["catchUp", "priority", "key", "onComplete", "context", "onCompleteExcludeKinds", "name", "logLevel"];
+/** Checks a schedule id. */
+export function checkScheduleId(value: unknown): string {
+  return checkName("scheduleId", value, MAX_SCHEDULE_ID_LENGTH);
+}
+
+/** Checks `catchUp`. */
+function checkCatchUp(value: unknown): CatchUp {
+  if (value === undefined) return "latest";
+  if (value !== "latest" && value !== "none") {
+    throw new InvalidArgumentError("catchUp", `must be "latest" or "none", got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+const MUTATION_SCHEDULE_KEYS = optionKeys<Omit<ScheduleOptions, keyof ActionOnlyOptions>>()({
+  catchUp: true,
+  priority: true,
+  key: true,
+  onComplete: true,
+  context: true,
+  onCompleteExcludeKinds: true,
+  name: true,
+  logLevel: true,
+});
+const ACTION_SCHEDULE_KEYS = optionKeys<ScheduleOptions>()({
+  catchUp: true,
+  priority: true,
+  key: true,
+  onComplete: true,
+  context: true,
+  onCompleteExcludeKinds: true,
+  name: true,
+  logLevel: true,
+  retry: true,
+  timeoutMs: true,
+});
 
 /** Checks schedule() input and builds the stored schedule; throws before anything is written. */
 export function prepareSchedule<Tx>(
@@ -77,7 +117,7 @@ export function prepareSchedule<Tx>(
   const id = checkScheduleId(scheduleId);
   const { cron, timezone } = checkSpec(spec);
   const kind = (handle as { kind?: unknown } | null)?.kind === "mutation" ? "mutation" : "action";
-  const allowed = kind === "action" ? [...SHARED, "retry", "timeoutMs"] : SHARED;
+  const allowed = kind === "action" ? ACTION_SCHEDULE_KEYS : MUTATION_SCHEDULE_KEYS;
   const o =
     options === undefined
       ? {}
@@ -89,17 +129,8 @@ export function prepareSchedule<Tx>(
   const now = ctx.options.clock.now();
   const nextRunAt = nextTick(cron, timezone, now);
   if (nextRunAt === null) throw new InvalidArgumentError("spec.cron", "has no date after now");
-  const stored: StoredWorkOptions = {
-    name: row.name,
-    retry: row.retry,
-    timeoutMs: row.timeoutMs,
-    onComplete: row.onComplete,
-    context: row.context,
-    priority: row.priority,
-    key: row.key,
-    meta: row.meta,
-  };
-  return { id, cron, timezone, catchUp, kind, fnName: row.fnName, args: row.args, options: JSON.stringify(stored), nextRunAt, now };
+  const stored = storeWorkOptions(row);
+  return { id, cron, timezone, catchUp, kind, fnName: row.fnName, args: row.args, options: stored, nextRunAt, now };
 }
 
 /** A stored schedule as schedules() returns it. */

@@ -3,18 +3,20 @@ import { html } from "htm/preact";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { getSession, type Session } from "./api.js";
-import { href, useRoute } from "./hooks.js";
-import { Overview } from "./overview.js";
-import { PoolPage } from "./pool.js";
+import { Overview } from "./overview/overview-page.js";
+import { PoolPage } from "./pool/pool-page.js";
+import { errorText } from "./shared/format.js";
+import { href, useRoute } from "./shared/route.js";
+// After the chart's stylesheet (imported by the pages), so the app's rules win.
 import "./style.css";
-import { WorkPage } from "./work.js";
+import { WorkPage } from "./work/work-page.js";
 
 function App() {
   const route = useRoute();
   const [session, setSession] = useState<Session | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    getSession().then(setSession, (e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+    getSession().then(setSession, (e: unknown) => setError(errorText(e)));
   }, []);
   const [, page, arg] = route.split("/");
   const value = arg === undefined ? "" : decodeURIComponent(arg);

@@ -1,8 +1,9 @@
 /** The schedules table of the overview: each cron schedule, its next run and its last work. */
 import { html } from "htm/preact";
-import { api } from "./api.js";
-import { when } from "./format.js";
-import { href, usePoll } from "./hooks.js";
+import { api } from "../api.js";
+import { when } from "../shared/format.js";
+import { usePoll } from "../shared/hooks.js";
+import { href } from "../shared/route.js";
 
 /** Every schedule of the store, by pool and id; nothing when there is none. */
 export function Schedules() {

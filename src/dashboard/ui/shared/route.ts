@@ -1,0 +1,20 @@
+/** The hash route, and the links to each page. */
+import { useEffect, useState } from "preact/hooks";
+
+/** The current route: the part of location.hash after "#". */
+export function useRoute(): string {
+  const [route, setRoute] = useState(location.hash.slice(1) || "/");
+  useEffect(() => {
+    const on = (): void => setRoute(location.hash.slice(1) || "/");
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  return route;
+}
+
+/** The link to the overview, a pool's page or a work's page. */
+export const href = {
+  overview: () => "#/",
+  pool: (name: string) => `#/pool/${encodeURIComponent(name)}`,
+  work: (id: string) => `#/work/${encodeURIComponent(id)}`,
+};
