@@ -9,6 +9,8 @@ export type {
   BlockedInfo,
   DefineWorkflowOptions,
   EventResult,
+  RestartOptions,
+  SendEventOptions,
   StartOptions,
   StepCallInfo,
   WorkflowFn,

@@ -4,7 +4,7 @@
  * durable. Every process that runs the pool's worker defines the same workflows, and a
  * started pool drives the runs it can.
  */
-import { checkInt, checkOptionKeys, describeValue } from "../checks.js";
+import { checkInt, checkOptionKeys, describeValue, optionKeys } from "../checks.js";
 import type { Driver } from "../driver/driver.js";
 import type { Maybe, RunRow } from "../driver/workflow-ops.js";
 import { InvalidArgumentError } from "../errors.js";
@@ -18,7 +18,16 @@ import { Executions } from "./executions.js";
 import { cancelRun } from "./finish.js";
 import { defineInternalHandlers } from "./internal-handlers.js";
 import { toStatus, toStepInfo } from "./outcomes.js";
-import type { DefineWorkflowOptions, StartOptions, WorkflowFn, WorkflowHandle, WorkflowStatus, WorkflowStepInfo } from "./types.js";
+import type {
+  DefineWorkflowOptions,
+  RestartOptions,
+  SendEventOptions,
+  StartOptions,
+  WorkflowFn,
+  WorkflowHandle,
+  WorkflowStatus,
+  WorkflowStepInfo,
+} from "./types.js";
 import { checkEventName, checkTimeoutMs, checkWorkflowId } from "./validate.js";
 
 /** Options of a WorkflowManager. */
@@ -32,6 +41,11 @@ export interface WorkflowManagerOptions {
 }
 
 const FINISHED = new Set(["success", "failed", "canceled"]);
+const MANAGER_KEYS = optionKeys<WorkflowManagerOptions>()({ maxSteps: true, maxJournalBytes: true, keepInMemory: true });
+const DEFINE_KEYS = optionKeys<DefineWorkflowOptions>()({ timeoutMs: true });
+const START_KEYS = optionKeys<StartOptions<unknown>>()({ workflowId: true, tx: true, onComplete: true, context: true });
+const SEND_KEYS = optionKeys<SendEventOptions<unknown>>()({ tx: true });
+const RESTART_KEYS = optionKeys<RestartOptions>()({ from: true });
 
 /** Durable workflows on one pool. */
 export class WorkflowManager<Tx = unknown, P extends string = string> {
@@ -42,9 +56,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
   constructor(pool: Workpool<Tx, P>, options?: WorkflowManagerOptions) {
     const internals = (pool as Partial<Workpool<Tx, P>> | null)?.[POOL_RUNTIME];
     if (!internals) throw new InvalidArgumentError("pool", "must be a Workpool");
-    const o = (
-      options === undefined ? {} : checkOptionKeys("options", options, ["maxSteps", "maxJournalBytes", "keepInMemory"], "WorkflowManager")
-    ) as WorkflowManagerOptions;
+    const o = (options === undefined ? {} : checkOptionKeys("options", options, MANAGER_KEYS, "WorkflowManager")) as WorkflowManagerOptions;
     const { rt } = internals;
     this.driver = rt.driver;
     this.ready = internals.ready;
@@ -76,7 +88,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
     if (typeof fn !== "function") throw new InvalidArgumentError("define(fn)", "must be a function (step, args) => result");
     if (this.engine.definitions.has(checked))
       throw new InvalidArgumentError("define(name)", `workflow "${checked}" is already defined; each name may be defined once`);
-    const o = (options === undefined ? {} : checkOptionKeys("options", options, ["timeoutMs"], "define()")) as DefineWorkflowOptions;
+    const o = (options === undefined ? {} : checkOptionKeys("options", options, DEFINE_KEYS, "define()")) as DefineWorkflowOptions;
     const def: Definition = {
       name: checked,
       fn: fn as WorkflowFn<unknown, unknown>,
@@ -93,9 +105,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
   start<A, R, C = unknown>(workflow: WorkflowHandle<A, R, P>, args: A, options?: StartOptions<Tx, C>): Promise<string> {
     const throwsSync = this.driver.synchronousTx && hasTx(options);
     try {
-      const o = (
-        options === undefined ? {} : checkOptionKeys("options", options, ["workflowId", "tx", "onComplete", "context"], "start()")
-      ) as StartOptions<Tx, C>;
+      const o = (options === undefined ? {} : checkOptionKeys("options", options, START_KEYS, "start()")) as StartOptions<Tx, C>;
       const def = this.definition("workflow", workflow);
       const now = this.engine.rt.options.clock.now();
       const id = o.workflowId === undefined ? newWorkId(now) : checkWorkflowId("options.workflowId", o.workflowId);
@@ -145,10 +155,10 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
    * it takes it, or the first to wait for it later. A run that does not exist, or has
    * finished, is refused (UnknownWorkflowError, InvalidArgumentError).
    */
-  sendEvent(workflowId: string, name: string, payload?: unknown, options?: { tx?: Tx }): Promise<void> {
+  sendEvent(workflowId: string, name: string, payload?: unknown, options?: SendEventOptions<Tx>): Promise<void> {
     const throwsSync = this.driver.synchronousTx && hasTx(options);
     try {
-      const o = (options === undefined ? {} : checkOptionKeys("options", options, ["tx"], "sendEvent()")) as { tx?: Tx };
+      const o = (options === undefined ? {} : checkOptionKeys("options", options, SEND_KEYS, "sendEvent()")) as { tx?: Tx };
       const id = checkWorkflowId("workflowId", workflowId);
       const event = checkEventName("name", name);
       const body = encodeJson("payload", payload === undefined ? null : payload);
@@ -219,9 +229,9 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
    * kept (their work is not run again), entries from it on are dropped and run again by the
    * function, with the code as it is now. Its onComplete runs again when it finishes.
    */
-  async restart(workflowId: string, options: { from: number }): Promise<void> {
+  async restart(workflowId: string, options: RestartOptions): Promise<void> {
     const id = checkWorkflowId("workflowId", workflowId);
-    const o = checkOptionKeys("options", options, ["from"], "restart()") as { from?: unknown };
+    const o = checkOptionKeys("options", options, RESTART_KEYS, "restart()") as { from?: unknown };
     await this.ready();
     await this.driver.transaction(async (ops) => {
       const wf = this.driver.workflows(ops.tx);

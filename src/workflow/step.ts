@@ -4,7 +4,7 @@
  * of the execution.
  */
 import { randomUUID } from "node:crypto";
-import { checkInt, checkName, checkOptionKeys } from "../checks.js";
+import { checkInt, checkName, checkOptionKeys, optionKeys } from "../checks.js";
 import type { HandlerRegistry, ActionHandle, MutationHandle } from "../handlers.js";
 import { checkKey, MAX_PRIORITY, MIN_PRIORITY } from "../internal/enqueue-input.js";
 import { encodeJson } from "../json.js";
@@ -14,8 +14,16 @@ import type { Execution, StepRequest } from "./execution.js";
 import type { ActionStepOptions, EventResult, WorkflowHandle, WorkflowStep, WorkStepOptions } from "./types.js";
 import { checkEventName } from "./validate.js";
 
-const WORK_STEP_KEYS = ["name", "timeoutMs", "key", "priority", "runAfter"] as const;
-const ACTION_STEP_KEYS = [...WORK_STEP_KEYS, "retry"] as const;
+const WORK_STEP_KEYS = optionKeys<WorkStepOptions>()({ name: true, timeoutMs: true, key: true, priority: true, runAfter: true });
+const ACTION_STEP_KEYS = optionKeys<ActionStepOptions>()({
+  name: true,
+  timeoutMs: true,
+  key: true,
+  priority: true,
+  runAfter: true,
+  retry: true,
+});
+const EVENT_KEYS = optionKeys<{ timeoutMs?: number }>()({ timeoutMs: true });
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
 /** What the step API needs from its manager. */
@@ -36,11 +44,11 @@ export class Step<P extends string = string> implements WorkflowStep<P> {
   ) {}
 
   runAction<A, R>(handle: ActionHandle<A, R, P>, args: A, options?: ActionStepOptions): Promise<R> {
-    return this.request(() => this.workRequest("action", handle, args, options, ACTION_STEP_KEYS)) as Promise<R>;
+    return this.request(() => this.workRequest("action", handle, args, options)) as Promise<R>;
   }
 
   runMutation<A, R>(handle: MutationHandle<A, R, P>, args: A, options?: WorkStepOptions): Promise<R> {
-    return this.request(() => this.workRequest("mutation", handle, args, options, WORK_STEP_KEYS)) as Promise<R>;
+    return this.request(() => this.workRequest("mutation", handle, args, options)) as Promise<R>;
   }
 
   sleep(ms: number): Promise<void> {
@@ -49,7 +57,7 @@ export class Step<P extends string = string> implements WorkflowStep<P> {
 
   awaitEvent<T = JsonValue>(name: string, options?: { timeoutMs?: number }): Promise<EventResult<T>> {
     return this.request(() => {
-      const o = options === undefined ? {} : checkOptionKeys("options", options, ["timeoutMs"], "step.awaitEvent()");
+      const o = options === undefined ? {} : checkOptionKeys("options", options, EVENT_KEYS, "step.awaitEvent()");
       const timeoutMs = o.timeoutMs === undefined ? null : checkInt("options.timeoutMs", o.timeoutMs, 0, YEAR);
       return { kind: "event", name: checkEventName("name", name), timeoutMs };
     }) as Promise<EventResult<T>>;
@@ -92,10 +100,11 @@ export class Step<P extends string = string> implements WorkflowStep<P> {
     return this.exec.call(request);
   }
 
-  private workRequest(kind: "action" | "mutation", handle: unknown, args: unknown, options: unknown, keys: readonly string[]): StepRequest {
+  private workRequest(kind: "action" | "mutation", handle: unknown, args: unknown, options: unknown): StepRequest {
     const handler = this.host.handlers.checkHandle("handle", handle, kind);
-    const o =
-      options === undefined ? {} : checkOptionKeys("options", options, keys, `step.run${kind === "action" ? "Action" : "Mutation"}()`);
+    const what = `step.run${kind === "action" ? "Action" : "Mutation"}()`;
+    const o: Record<string, unknown> =
+      options === undefined ? {} : checkOptionKeys("options", options, kind === "action" ? ACTION_STEP_KEYS : WORK_STEP_KEYS, what);
     const checked: Record<string, unknown> = {};
     if (o.name !== undefined) checked.name = checkName("options.name", o.name, 200);
     if (o.timeoutMs !== undefined) checked.timeoutMs = checkInt("options.timeoutMs", o.timeoutMs, 1, WEEK_MS);

@@ -86,6 +86,18 @@ export interface StartOptions<Tx, C = unknown> {
   context?: C;
 }
 
+/** Options of sendEvent(). */
+export interface SendEventOptions<Tx> {
+  /** The caller's open transaction: the event is sent if and only if it commits. */
+  tx?: Tx;
+}
+
+/** Options of restart(). */
+export interface RestartOptions {
+  /** The first journal entry to drop and run again (0 to the run's step count). */
+  from: number;
+}
+
 /** How a run ended. */
 export type WorkflowResult<R = JsonValue> = { kind: "success"; returnValue: R } | { kind: "failed"; error: string } | { kind: "canceled" };
 
