@@ -13,6 +13,9 @@ import { checkOptionKeys, optionKeys } from "../checks.js";
 import type { WorkId } from "../types.js";
 import { AdminActions } from "./actions.js";
 import { AdminMetrics } from "./metrics.js";
+import { readWorkflow, readWorkflowSteps, requestWorkflowCancel } from "./workflows.js";
+import { checkWorkflowId } from "../workflow/validate.js";
+import type { WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
 import { toPoolSummary, toWorkDetail, toWorkSummary } from "./reads.js";
 import type {
   ListOptions,
@@ -137,6 +140,24 @@ class Admin<Tx> implements WorkpoolAdmin {
         .length > 0;
     if (!known) throw new InvalidArgumentError("pool", `no pool named ${JSON.stringify(pool)} in this store`);
     await this.actions.changeLimit(pool, change);
+  }
+
+  async workflow(id: string): Promise<WorkflowStatus | null> {
+    const checked = checkWorkflowId("id", id);
+    await this.ready();
+    return readWorkflow(this.driver, checked);
+  }
+
+  async workflowSteps(id: string): Promise<WorkflowStepInfo[] | null> {
+    const checked = checkWorkflowId("id", id);
+    await this.ready();
+    return readWorkflowSteps(this.driver, checked);
+  }
+
+  async cancelWorkflow(id: string): Promise<boolean> {
+    const checked = checkWorkflowId("id", id);
+    await this.ready();
+    return requestWorkflowCancel(this.driver, this.clock, checked);
   }
 
   metrics(): Promise<string> {

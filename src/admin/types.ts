@@ -12,6 +12,7 @@ export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" |
 
 import type { RateLimit } from "../types.js";
 import type { ScheduleInfo } from "../cron/schedules.js";
+import type { WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
 
 export type { RateLimit };
 
@@ -172,6 +173,16 @@ export interface WorkpoolAdmin {
   resume(pool: string): Promise<void>;
   /** Sets the pool's limit (0..10000) for every process; ends a pause. */
   setParallelism(pool: string, n: number): Promise<void>;
+  /** A workflow run's status (as WorkflowManager.status()), or null when the store has no run with this id. */
+  workflow(id: string): Promise<WorkflowStatus | null>;
+  /** A workflow run's journal (as WorkflowManager.steps()), or null when the store has no run with this id. */
+  workflowSteps(id: string): Promise<WorkflowStepInfo[] | null>;
+  /**
+   * Asks for a workflow run's cancel: true when the run is running or blocked and the request
+   * is written; a started worker of its pool (with its WorkflowManager) carries it out, as
+   * WorkflowManager.cancel() does. False for an unknown or finished run.
+   */
+  cancelWorkflow(id: string): Promise<boolean>;
   /** Prometheus text exposition (gauges from the store + this process's pools' counters). */
   metrics(): Promise<string>;
   /** The prom-client registry behind metrics(), for merging with the app's own. */

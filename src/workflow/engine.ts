@@ -41,6 +41,8 @@ export interface InternalHandles {
   eventTimeout: MutationHandle<StepRef, null>;
   /** A run's own timeout. */
   runTimeout: MutationHandle<RunRef, null>;
+  /** Cancels a run (written by the admin API, which has no handlers). */
+  cancel: MutationHandle<RunRef, null>;
   /** Delivers a run's onComplete again after it threw. */
   deliverOnComplete: MutationHandle<RunRef, null>;
 }

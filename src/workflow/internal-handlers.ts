@@ -14,6 +14,9 @@ import type { WorkflowResult } from "./types.js";
 /** The names the internal handlers take in the pool. */
 export const INTERNAL_PREFIX = "workpool:workflow.";
 
+/** The internal mutation that cancels a run (the admin API's cancel request). */
+export const CANCEL_HANDLER = `${INTERNAL_PREFIX}cancel`;
+
 /** Defines the internal handlers on `pool`; `engine` is read when they run. */
 export function defineInternalHandlers<Tx>(pool: Workpool<Tx>, driver: Driver<Tx>, engine: () => Engine<Tx>): InternalHandles {
   const now = (): number => engine().rt.options.clock.now();
@@ -50,6 +53,10 @@ export function defineInternalHandlers<Tx>(pool: Workpool<Tx>, driver: Driver<Tx
         const run = await opsOn(engine(), ops.tx).lockRun(r);
         if (run?.deadline != null && run.deadline <= now()) await cancelRun(engine(), ops, r, "timeout", now());
       });
+      return null;
+    }),
+    cancel: pool.defineMutation(CANCEL_HANDLER, async (_ctx, { r }: RunRef) => {
+      await driver.transaction((ops) => cancelRun(engine(), ops, r, "cancel", now()));
       return null;
     }),
     deliverOnComplete: pool.defineMutation(`${INTERNAL_PREFIX}on-complete`, async (_ctx, { r }: RunRef) => {

@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/index.js";
+import { workpoolAdmin } from "../../src/admin/index.js";
 import type { StoreHarness } from "./harness.js";
 import { deferred, nextEvent, T0, useTestContext } from "./context.js";
 import { drain, workflowPool } from "./workflow-kit.js";
@@ -171,6 +172,26 @@ export function defineWorkflowTests<Tx>(harness: StoreHarness<Tx>): void {
       await drain(pool);
       expect(ran).toEqual(["before", "other work", "after"]);
       expect(await wf.status(id)).toMatchObject({ state: "success" });
+    });
+
+    test("the admin API reads a run and its journal with no workflow defined, and its cancel request is carried out by a worker", async () => {
+      const t = await ctx();
+      const { pool, wf } = workflowPool(t);
+      const flow = wf.define("flow", async (step) => {
+        await step.awaitEvent("never");
+      });
+      const id = await wf.start(flow, null);
+      await drain(pool);
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      expect(await admin.workflow(id)).toMatchObject({ workflowId: id, name: "flow", state: "running", steps: 1 });
+      expect(await admin.workflowSteps(id)).toMatchObject([{ n: 0, kind: "event", name: "never", state: "waiting" }]);
+      expect(await admin.workflow("no-such-run")).toBeNull();
+      expect(await admin.workflowSteps("no-such-run")).toBeNull();
+      await expect(admin.workflow("bad id")).rejects.toThrow(/id/);
+      expect(await admin.cancelWorkflow(id)).toBe(true);
+      await drain(pool);
+      expect(await admin.workflow(id)).toMatchObject({ state: "canceled" });
+      expect(await admin.cancelWorkflow(id)).toBe(false);
     });
   });
 }

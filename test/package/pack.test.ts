@@ -25,6 +25,7 @@ const ENTRY_POINTS: [specifier: string, exportName: string][] = [
   ["workpool/knex", "knexTx"],
   ["workpool/prisma", "prismaTx"],
   ["workpool/opentelemetry", "openTelemetry"],
+  ["workpool/workflow", "WorkflowManager"],
   ["workpool/admin", "workpoolAdmin"],
   ["workpool/dashboard", "dashboardHandler"],
 ];
