@@ -4,6 +4,7 @@
  * back to it. An execution lives across advances while its process keeps the run; after a
  * crash, a deploy or an eviction a new one replays the journal (see advance.ts).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { StepKind, StepRow } from "../driver/workflow-ops.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { JsonValue } from "../types.js";
@@ -70,6 +71,9 @@ export function requestEntry(r: StepRequest): { kind: StepKind; name: string } {
   return r.kind === "value" ? { kind: "value", name: r.name } : { kind: r.kind, name: info.name };
 }
 
+/** The execution whose function the current async context belongs to. */
+const running = new AsyncLocalStorage<Execution>();
+
 /** Runs one workflow function against a journal. */
 export class Execution {
   readonly calls: StepCall[] = [];
@@ -92,7 +96,7 @@ export class Execution {
   start(run: () => Promise<unknown>): void {
     let result: Promise<unknown>;
     try {
-      result = Promise.resolve(run());
+      result = Promise.resolve(running.run(this, run));
     } catch (e) {
       result = Promise.reject(e);
     }
@@ -114,6 +118,11 @@ export class Execution {
   /** The journal an advance continues from (its entries up to the calls made). */
   useJournal(recorded: readonly StepRow[]): void {
     this.recorded = recorded;
+  }
+
+  /** Whether the calling code runs inside this execution's function (a step call from elsewhere is refused). */
+  get inside(): boolean {
+    return running.getStore() === this;
   }
 
   /** A step call: numbered, checked against the journal, and returned as a promise. */

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { checkInt, checkName, checkOptionKeys, optionKeys } from "../checks.js";
 import type { HandlerRegistry, ActionHandle, MutationHandle } from "../handlers.js";
 import { checkKey, MAX_PRIORITY, MIN_PRIORITY } from "../internal/enqueue-input.js";
+import { InvalidArgumentError } from "../errors.js";
 import { encodeJson } from "../json.js";
 import { checkRetryBehavior, YEAR } from "../options.js";
 import type { JsonValue } from "../types.js";
@@ -84,6 +85,7 @@ export class Step<P extends string = string> implements WorkflowStep<P> {
   }
 
   private value(name: "now" | "random" | "uuid"): JsonValue {
+    this.checkInside();
     const value = this.exec.value(name);
     void this.exec.call({ kind: "value", name, value });
     return value;
@@ -93,11 +95,19 @@ export class Step<P extends string = string> implements WorkflowStep<P> {
   private request(build: () => StepRequest): Promise<unknown> {
     let request: StepRequest;
     try {
+      this.checkInside();
       request = build();
     } catch (e) {
       return Promise.reject(e);
     }
     return this.exec.call(request);
+  }
+
+  /** Step calls come from the workflow function (or what it started), never from other code holding `step`. */
+  private checkInside(): void {
+    if (!this.exec.inside && this.exec.ending === null) {
+      throw new InvalidArgumentError("step", "was called from outside its workflow function; call steps only from the function's own code");
+    }
   }
 
   private workRequest(kind: "action" | "mutation", handle: unknown, args: unknown, options: unknown): StepRequest {

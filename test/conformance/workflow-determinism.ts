@@ -9,7 +9,7 @@ import { describe, expect, test } from "vitest";
 import { InvalidArgumentError } from "../../src/index.js";
 import { StepFailedError, WorkflowManager, type WorkflowOnCompleteArgs, type WorkflowStep } from "../../src/workflow/index.js";
 import type { StoreHarness } from "./harness.js";
-import { useTestContext } from "./context.js";
+import { deferred, useTestContext } from "./context.js";
 import { drain, workflowPool } from "./workflow-kit.js";
 
 export function defineWorkflowDeterminismTests<Tx>(harness: StoreHarness<Tx>): void {
@@ -155,9 +155,14 @@ export function defineWorkflowDeterminismTests<Tx>(harness: StoreHarness<Tx>): v
       const { pool, wf } = workflowPool(t);
       const act = pool.defineAction("act", () => 1);
       let kept: WorkflowStep | null = null;
+      const outside = deferred<unknown>();
       const flow = wf.define("flow", async (step, args: { n: number }) => {
         kept = step;
         return args.n;
+      });
+      const waits = wf.define("waits", async (step) => {
+        kept = step;
+        await step.awaitEvent("never");
       });
       expect(() => wf.define("flow", async () => 1)).toThrow(/already defined/);
       expect(() => wf.define("bad name!", async () => 1)).toThrow(/define\(name\)/);
@@ -178,6 +183,13 @@ export function defineWorkflowDeterminismTests<Tx>(harness: StoreHarness<Tx>): v
       // A step called after the function returned is refused, and writes nothing.
       await expect(kept!.runAction(act, null)).rejects.toThrow(/after the workflow function returned/);
       expect((await wf.steps(id)).length).toBe(0);
+      // A step called from code outside a running function is refused too.
+      const w = await wf.start(waits, null);
+      await drain(pool);
+      setImmediate(() => kept!.runAction(act, null).then(outside.resolve, outside.resolve));
+      expect(String(await outside.promise)).toMatch(/from outside its workflow function/);
+      expect(() => kept!.now()).toThrow(/from outside/);
+      expect((await wf.steps(w)).length).toBe(1);
       await expect(wf.restart(id, { from: 0 })).rejects.toThrow(/succeeded/);
     });
   });
