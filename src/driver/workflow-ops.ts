@@ -104,8 +104,11 @@ export interface WorkflowOps {
   readSteps(runId: string, from?: number): Maybe<StepRow[]>;
   /** Appends journal entries. */
   insertSteps(rows: readonly StepRow[]): Maybe<void>;
-  /** Ends entry n if it is still `running` or `waiting`; true if it was. */
-  endStep(runId: string, n: number, state: StepState, outcome: string, now: number): Maybe<boolean>;
+  /**
+   * Ends entry n if it is still `running` or `waiting` and, given `workId`, is still the entry
+   * of that work or child run (a restart may have made a new entry n); true if it was.
+   */
+  endStep(runId: string, n: number, state: StepState, outcome: string, now: number, workId?: string): Maybe<boolean>;
   /** Records the generation whose advance gave these entries' outcomes to the handler. */
   markDelivered(runId: string, ns: readonly number[], generation: number): Maybe<void>;
   /** Ends every entry still running or waiting `canceled` with `outcome`; returns those entries as they were. */

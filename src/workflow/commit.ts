@@ -5,6 +5,7 @@
  * its child run. If another writer moved the run meanwhile, nothing is written.
  */
 import type { ActionHandle, MutationHandle } from "../handlers.js";
+import { newWorkId } from "../ids.js";
 import type { TxOps } from "../driver/driver.js";
 import type { RunRow, StepRow } from "../driver/workflow-ops.js";
 import { enqueueAdvance, opsOn, type Engine } from "./engine.js";
@@ -75,13 +76,15 @@ export async function commitSteps<Tx>(
           end(e, "done", { kind: "event", value: JSON.parse(taken.payload) }, now);
           again = true;
         } else if (request.timeoutMs !== null) {
-          await engine.pool.enqueueMutation(engine.handles.eventTimeout, context, { tx: ops.tx, runAfter: request.timeoutMs });
+          // The timeout's work is the entry's: a restart's new entry n is not ended by it.
+          e.workId = await engine.pool.enqueueMutation(engine.handles.eventTimeout, context, { tx: ops.tx, runAfter: request.timeoutMs });
         }
         break;
       }
       case "workflow": {
         const def = engine.definitions.get(request.workflow);
-        e.childId = `${run.id}/${e.n}`;
+        // A new id each time: a restart's new entry n starts a new child run.
+        e.childId = newWorkId(now);
         const deadline = def?.timeoutMs ? now + def.timeoutMs : null;
         await wf.insertRun({
           id: e.childId,

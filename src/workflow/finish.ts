@@ -46,7 +46,7 @@ export async function finishRun<Tx>(
   if (run.onComplete !== null) await deliverRunOnComplete(engine, ops, run, result, now);
   if (run.parentId !== null && run.parentStep !== null) {
     const { state, outcome } = childOutcome(result);
-    if (await wf.endStep(run.parentId, run.parentStep, state, JSON.stringify(outcome), now))
+    if (await wf.endStep(run.parentId, run.parentStep, state, JSON.stringify(outcome), now, run.id))
       await enqueueAdvance(engine, ops.tx, run.parentId);
   }
   return true;

@@ -28,7 +28,7 @@ export function defineInternalHandlers<Tx>(pool: Workpool<Tx>, driver: Driver<Tx
     stepDone: pool.defineOnComplete<StepRef, unknown>(`${INTERNAL_PREFIX}step-done`, (ctx, { context, result }) => {
       const { state, outcome } = workOutcome(result);
       // A step the run's cancel already ended keeps that end: its late result is ignored.
-      return andThen(driver.workflows(ctx.tx).endStep(context.r, context.n, state, JSON.stringify(outcome), now()), (ended) =>
+      return andThen(driver.workflows(ctx.tx).endStep(context.r, context.n, state, JSON.stringify(outcome), now(), ctx.workId), (ended) =>
         ended ? enqueueAdvance(engine(), ctx.tx, context.r).then(() => undefined) : undefined,
       );
     }),
@@ -43,7 +43,7 @@ export function defineInternalHandlers<Tx>(pool: Workpool<Tx>, driver: Driver<Tx
     }),
     sleep: pool.defineAction(`${INTERNAL_PREFIX}sleep`, () => null),
     eventTimeout: pool.defineMutation(`${INTERNAL_PREFIX}event-timeout`, (ctx, { r, n }: StepRef) =>
-      andThen(driver.workflows(ctx.tx).endStep(r, n, "done", JSON.stringify({ kind: "timeout" }), now()), (ended) =>
+      andThen(driver.workflows(ctx.tx).endStep(r, n, "done", JSON.stringify({ kind: "timeout" }), now(), ctx.workId), (ended) =>
         ended ? enqueueAdvance(engine(), ctx.tx, r).then(() => null) : null,
       ),
     ),

@@ -8,7 +8,7 @@ import { checkInt, checkOptionKeys, describeValue, optionKeys } from "../checks.
 import type { Driver } from "../driver/driver.js";
 import type { Maybe, RunRow } from "../driver/workflow-ops.js";
 import { InvalidArgumentError } from "../errors.js";
-import { newWorkId } from "../ids.js";
+import { newWorkId, toWorkId } from "../ids.js";
 import { POOL_RUNTIME } from "../internal/runtime.js";
 import { encodeJson, encodeOptionalJson } from "../json.js";
 import type { Workpool } from "../workpool.js";
@@ -239,10 +239,17 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
       if (!run) throw new UnknownWorkflowError(id);
       checkRestartable(run);
       const from = checkInt("options.from", o.from, 0, run.steps);
-      const dropped = (await wf.readSteps(id, from)).reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.outcome?.length ?? 0), 0);
+      const droppedSteps = await wf.readSteps(id, from);
+      const dropped = droppedSteps.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.outcome?.length ?? 0), 0);
+      const now = this.engine.rt.options.clock.now();
+      // Work still open in the dropped entries (a blocked run's) is canceled; its results would be ignored anyway.
+      for (const e of droppedSteps) {
+        if (e.state !== "running" && e.state !== "waiting") continue;
+        if (e.workId !== null) await this.engine.pool.cancel(toWorkId(e.workId));
+        if (e.childId !== null) await cancelRun(this.engine, ops, e.childId, "cancel", now);
+      }
       await wf.deleteStepsFrom(id, from);
       const def = this.engine.definitions.get(run.name);
-      const now = this.engine.rt.options.clock.now();
       const deadline = def?.timeoutMs ? now + def.timeoutMs : null;
       await wf.updateRun(id, {
         state: "running",

@@ -126,6 +126,42 @@ export function defineWorkflowDeterminismTests<Tx>(harness: StoreHarness<Tx>): v
       expect(runs).toEqual(["a", "b"]);
     });
 
+    test("restarting a blocked run cancels the work still open in the entries it drops; their late results touch nothing", async () => {
+      const t = await ctx();
+      const runs: string[] = [];
+      const v1 = (p: ReturnType<typeof workflowPool<Tx>>) => {
+        const slow = p.pool.defineAction("slow", () => void runs.push("slow"));
+        const fast = p.pool.defineAction("fast", () => void runs.push("fast"));
+        p.pool.defineAction("other", () => void runs.push("other"));
+        return p.wf.define("flow", async (step) => {
+          await Promise.all([step.runAction(slow, null, { runAfter: 10_000 }), step.runAction(fast, null)]);
+          return "done";
+        });
+      };
+      const a = workflowPool(t);
+      const id = await a.wf.start(v1(a), null);
+      await a.pool.runOnce(); // the advance: slow (due in 10 s) and fast
+      const b = workflowPool(t);
+      b.pool.defineAction("slow", () => void runs.push("slow"));
+      b.pool.defineAction("fast", () => void runs.push("fast"));
+      const other = b.pool.defineAction("other", () => void runs.push("other"));
+      b.wf.define("flow", async (step) => {
+        await step.runAction(other, null);
+      });
+      await drain(b.pool);
+      expect((await b.wf.status(id)).state).toBe("blocked");
+      const oldSlow = (await b.wf.steps(id))[0]!.workId!;
+      const c = workflowPool(t);
+      v1(c);
+      await c.wf.restart(id, { from: 0 });
+      expect(await c.pool.status(oldSlow)).toMatchObject({ state: "finished", result: { kind: "canceled" } });
+      await drain(c.pool);
+      t.clock.advance(10_000);
+      await drain(c.pool);
+      expect(await c.wf.status(id)).toMatchObject({ state: "success", result: "done" });
+      expect(runs.sort()).toEqual(["fast", "fast", "slow"]);
+    });
+
     test("a step result over the size limit fails that step, catchably; a journal over its cap fails the run", async () => {
       const t = await ctx();
       const pool = t.pool({ maxParallelism: 20 });

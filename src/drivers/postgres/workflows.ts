@@ -41,7 +41,7 @@ function sql(schema: string) {
       SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
         $9::text[], $10::integer[], $11::bigint[], $12::bigint[])`,
     endStep: `UPDATE ${steps} SET state = $3, outcome = $4, finished_at = $5
-      WHERE run_id = $1 AND n = $2 AND state IN ('running', 'waiting')`,
+      WHERE run_id = $1 AND n = $2 AND state IN ('running', 'waiting') AND ($6::text IS NULL OR work_id = $6 OR child_id = $6)`,
     markDelivered: `UPDATE ${steps} SET delivered = $3 WHERE run_id = $1 AND n = ANY($2::integer[])`,
     cancelOpen: `WITH open AS (SELECT ${STEP_COLUMNS} FROM ${steps} WHERE run_id = $1 AND state IN ('running', 'waiting') FOR UPDATE),
       done AS (UPDATE ${steps} s SET state = 'canceled', outcome = $3, finished_at = $2
@@ -189,7 +189,8 @@ export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
         col("finishedAt"),
       ]);
     },
-    endStep: async (runId, n, state, outcome, now) => (await run(db, s.endStep, [runId, n, state, outcome, now])).rowCount > 0,
+    endStep: async (runId, n, state, outcome, now, workId) =>
+      (await run(db, s.endStep, [runId, n, state, outcome, now, workId ?? null])).rowCount > 0,
     markDelivered: async (runId, ns, generation) => {
       if (ns.length) await run(db, s.markDelivered, [runId, ns, generation]);
     },

@@ -31,8 +31,8 @@ const SQL = {
   readSteps: `SELECT ${STEP_COLUMNS} FROM workpool_workflow_steps WHERE run_id = ? AND n >= ? ORDER BY n`,
   insertStep: `INSERT INTO workpool_workflow_steps (${STEP_COLUMNS})
     VALUES (@run_id, @n, @kind, @name, @state, @args, @outcome, @work_id, @child_id, @delivered, @started_at, @finished_at)`,
-  endStep: `UPDATE workpool_workflow_steps SET state = ?, outcome = ?, finished_at = ?
-    WHERE run_id = ? AND n = ? AND state IN ('running', 'waiting')`,
+  endStep: `UPDATE workpool_workflow_steps SET state = @state, outcome = @outcome, finished_at = @now
+    WHERE run_id = @run_id AND n = @n AND state IN ('running', 'waiting') AND (@work_id IS NULL OR work_id = @work_id OR child_id = @work_id)`,
   markDelivered: `UPDATE workpool_workflow_steps SET delivered = ? WHERE run_id = ? AND n IN (SELECT value FROM json_each(?))`,
   openSteps: `SELECT ${STEP_COLUMNS} FROM workpool_workflow_steps WHERE run_id = ? AND state IN ('running', 'waiting') ORDER BY n`,
   cancelOpen: `UPDATE workpool_workflow_steps SET state = 'canceled', outcome = ?, finished_at = ?
@@ -220,7 +220,8 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
         });
       }
     },
-    endStep: (runId, n, state, outcome, now) => s.endStep.run(state, outcome, now, runId, n).changes > 0,
+    endStep: (runId, n, state, outcome, now, workId) =>
+      s.endStep.run({ state, outcome, now, run_id: runId, n, work_id: workId ?? null }).changes > 0,
     markDelivered: (runId, ns, generation) => {
       if (ns.length) s.markDelivered.run(generation, runId, JSON.stringify(ns));
     },
