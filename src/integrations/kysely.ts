@@ -50,5 +50,7 @@ export function kyselyPool(client: PoolClient): PostgresPool {
     release: () => undefined,
   };
   // No `Client`: Kysely then has no way to cancel a query from another connection.
-  return { connect: () => Promise.resolve(held), end: () => Promise.resolve(), options: {} };
+  // `options` is part of the pool type from Kysely 0.29 on; a named object fits both lines.
+  const pool = { connect: () => Promise.resolve(held), end: () => Promise.resolve(), options: {} };
+  return pool;
 }
