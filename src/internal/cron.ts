@@ -4,7 +4,8 @@
  */
 import { withTick } from "./work-meta.js";
 import { Cron } from "croner";
-import type { NewWork, WorkFields } from "../driver/driver.js";
+import type { WorkFields } from "../driver/driver.js";
+import { newWork } from "../driver/work-columns.js";
 import type { CatchUp, ScheduleAdvance, ScheduleRow } from "../driver/schedule-ops.js";
 import { InvalidArgumentError } from "../errors.js";
 import { newWorkId } from "../ids.js";
@@ -114,7 +115,7 @@ export function planStep(pool: string, s: ScheduleRow, now: number): ScheduleAdv
   const { latest, next } = latestDue(s.cron, s.timezone, s.nextRunAt, now);
   const run = s.catchUp === "latest" || now - latest <= MISSED_AFTER_MS;
   const o = JSON.parse(s.options) as StoredWorkOptions;
-  const work: NewWork = {
+  const work = newWork({
     id: newWorkId(now),
     pool,
     kind: s.kind,
@@ -131,9 +132,7 @@ export function planStep(pool: string, s: ScheduleRow, now: number): ScheduleAdv
     key: o.key,
     // The handler reads the tick as ctx.scheduledAt, even once a retry moved runAt.
     meta: withTick(o.meta ?? null, s.id, latest),
-    uniqueKey: null,
-    onConflict: "keep",
-  };
+  });
   return {
     id: s.id,
     revision: s.revision,

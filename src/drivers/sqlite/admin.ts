@@ -7,7 +7,8 @@
 import type { Database, Statement } from "better-sqlite3";
 import type { PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow, WorkListState } from "../../driver/admin-ops.js";
 import type { NewWork } from "../../driver/driver.js";
-import { insertValues, toWorkRow, type SqliteWorkRow } from "./rows.js";
+import { newWorkValues } from "../../driver/work-columns.js";
+import { toWorkRow, type SqliteWorkRow } from "./rows.js";
 import { statementsFor } from "./statements.js";
 
 /** The listing's state filters. The finished kinds repeat the partial index's term, so SQLite uses it. */
@@ -227,7 +228,7 @@ export class SqliteAdminStatements {
   /** Records `work` as the retry of `id` and inserts it, in the caller's write transaction; false if `id` is not finished or was retried. */
   retryWork(id: string, work: NewWork): boolean {
     if (this.fixed.markRetried.run(work.id, id).changes === 0) return false;
-    statementsFor(this.db).insertWorkRow.run(insertValues(work));
+    statementsFor(this.db).insertWorkRow.run(newWorkValues(work));
     return true;
   }
 

@@ -10,7 +10,7 @@ import { isTransactionExecutor, type TransactionExecutor } from "../../driver/tx
 import { InvalidArgumentError } from "../../errors.js";
 import { checkTxConnection, checkTxOpen, mainFileOf } from "./connection-checks.js";
 import type { SqliteConnectionAccess } from "./connection-access.js";
-import { insertParams, insertValues } from "./rows.js";
+import { newWorkValues } from "../../driver/work-columns.js";
 import { statementsFor, type Statements } from "./statements.js";
 import { insertThroughExecutor } from "./tx-executor-insert.js";
 import type { PoolWakeups } from "./wakeups.js";
@@ -23,11 +23,11 @@ import type { PoolWakeups } from "./wakeups.js";
 function insertRows(stmts: Statements, rows: readonly NewWork[]): string[] {
   return rows.map((row) => {
     if (row.uniqueKey === null) {
-      stmts.insertWorkRow.run(insertValues(row));
+      stmts.insertWorkRow.run(newWorkValues(row));
       return row.id;
     }
     const upsert = row.onConflict === "replace" ? stmts.insertUniqueReplace : stmts.insertUniqueKeep;
-    return (upsert.get(insertParams(row)) as { id: string }).id;
+    return (upsert.get(newWorkValues(row)) as { id: string }).id;
   });
 }
 
@@ -59,12 +59,7 @@ export class SqliteWorkInserter {
       const first = rows[0];
       const unique =
         first?.uniqueKey != null ? (first.onConflict === "replace" ? this.stmts.insertUniqueReplace : this.stmts.insertUniqueKeep) : null;
-      return insertThroughExecutor(
-        tx,
-        rows,
-        { insert: this.stmts.insertWork.source, unique: unique?.source ?? null },
-        mainFileOf(this.db),
-      ).then((ids) => (this.wakeups.wakeSoon(rows), ids));
+      return insertThroughExecutor(tx, rows, unique?.source ?? null, mainFileOf(this.db)).then((ids) => (this.wakeups.wakeSoon(rows), ids));
     }
     if (tx !== undefined) {
       checkTxConnection(tx);

@@ -1,10 +1,9 @@
 /**
  * Mapping between SQLite rows (snake_case, integers for booleans) and the driver's WorkRow.
  */
-import type { ClaimAt, WorkRow, NewWork, OnCompleteState, PoolConfig } from "../../driver/driver.js";
+import type { ClaimAt, WorkRow, OnCompleteState, PoolConfig } from "../../driver/driver.js";
 import type { LogLevel } from "../../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
-import { newWorkValues } from "../../driver/work-values.js";
 
 /** A row of workpool_work as better-sqlite3 returns it. */
 export interface SqliteWorkRow {
@@ -151,42 +150,6 @@ export function toWorkRow(r: SqliteWorkRow): WorkRow {
     key: r.key,
     meta: r.meta,
   };
-}
-
-/** Parameters of the insert statement for one new row. */
-export function insertParams(w: NewWork): Record<string, string | number | null> {
-  return {
-    id: w.id,
-    pool: w.pool,
-    kind: w.kind,
-    fn_name: w.fnName,
-    name: w.name,
-    args: w.args,
-    run_at: w.runAt,
-    enqueued_at: w.enqueuedAt,
-    retry: w.retry === null ? null : JSON.stringify(w.retry),
-    timeout_ms: w.timeoutMs,
-    on_complete: w.onComplete,
-    context: w.context,
-    priority: w.priority,
-    key: w.key,
-    meta: w.meta,
-    unique_key: w.uniqueKey,
-  };
-}
-
-/** The last retry behaviour stored: the rows of one batch share it. */
-let lastStored: { value: RetryBehavior; text: string } | null = null;
-
-function retryText(retry: RetryBehavior | null): string | null {
-  if (retry === null) return null;
-  if (lastStored?.value !== retry) lastStored = { value: retry, text: JSON.stringify(retry) };
-  return lastStored.text;
-}
-
-/** Parameters of the positional insert statement (insertWorkRow) for one new row, in its column order. */
-export function insertValues(w: NewWork): (string | number | null)[] {
-  return newWorkValues(w, retryText(w.retry));
 }
 
 /** Converts a pool row. */

@@ -5,7 +5,8 @@
 import type { Database, Statement } from "better-sqlite3";
 import type { CatchUp, RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
 import type { RateLimit, WorkKind } from "../../types.js";
-import { insertParams } from "./rows.js";
+import { newWorkValues } from "../../driver/work-columns.js";
+import { insertSql } from "./statements.js";
 
 const SQL = {
   upsert: `INSERT INTO workpool_schedules
@@ -23,10 +24,7 @@ const SQL = {
   advance: `UPDATE workpool_schedules
     SET next_run_at = @next_run_at, last_tick = coalesce(@tick, last_tick), last_work_id = coalesce(@work_id, last_work_id)
     WHERE pool = @pool AND id = @id AND revision = @revision AND next_run_at = @expect`,
-  insertWork: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)
-    VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
-      @priority, @key, @meta, @unique_key)`,
+  insertWork: insertSql(1),
   setRate: `UPDATE workpool_pools SET rate_limit = ?, rate_period_ms = ? WHERE name = ?`,
   setKeyRate: `UPDATE workpool_pools SET key_rate_limit = ?, key_rate_period_ms = ? WHERE name = ?`,
   startsSince: `SELECT count(*) AS n FROM workpool_starts WHERE pool = ? AND at > ?`,
@@ -139,7 +137,7 @@ export class SqliteSchedules {
       work_id: step.tick?.work.id ?? null,
     }).changes;
     if (applied === 0) return false;
-    if (step.tick) this.stmts.insertWork.run(insertParams(step.tick.work));
+    if (step.tick) this.stmts.insertWork.run(newWorkValues(step.tick.work));
     return true;
   }
 

@@ -4,6 +4,7 @@
  * statement serves any batch size.
  */
 import type { Database, Statement } from "better-sqlite3";
+import { columnList, REPLACED_SET, WORK_COLUMNS } from "../../driver/work-columns.js";
 import { CLAIMED_COLUMNS } from "./rows.js";
 
 /** attempt_log with the record `entry` (an SQL expression of JSON text) appended, keeping the last 10; unchanged when it is NULL. */
@@ -16,32 +17,25 @@ const appendAttempt = (entry: string): string => `CASE
 /** attempt_log with the record @entry (JSON text) appended, keeping the last 10; unchanged when @entry is NULL. */
 const APPEND_ATTEMPT = appendAttempt("@entry");
 
+/**
+ * The insert of `rows` new rows, with positional parameters: each row's values are
+ * newWorkValues() (WORK_COLUMNS order), bound as one array, not an object of named properties.
+ */
+export function insertSql(rows: number): string {
+  const tuple = `(${WORK_COLUMNS.map(() => "?").join(", ")}, 'pending')`;
+  return `INSERT INTO workpool_work (${columnList(WORK_COLUMNS)}, state) VALUES ${Array.from({ length: rows }, () => tuple).join(", ")}`;
+}
+
+/** The upsert on the unique index of pending unique keys. */
+const ON_UNIQUE = "ON CONFLICT (pool, unique_key) WHERE state = 'pending' AND unique_key IS NOT NULL DO UPDATE SET";
+
 const SQL = {
-  // A row with positional parameters, in the order of insertValues() (rows.ts): the
-  // enqueue path binds an array, not an object of 16 named properties per row.
-  insertWorkRow: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)
-    VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  insertWork: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)
-    VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
-      @priority, @key, @meta, @unique_key)`,
+  insertWorkRow: insertSql(1),
   // A row with a unique key: pending work that has it is kept (a write of nothing, so that
   // RETURNING gives its id) or has its fields replaced; either way its id comes back.
-  insertUniqueKeep: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)
-    VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
-      @priority, @key, @meta, @unique_key)
-    ON CONFLICT (pool, unique_key) WHERE state = 'pending' AND unique_key IS NOT NULL DO UPDATE SET unique_key = excluded.unique_key
-    RETURNING id`,
-  insertUniqueReplace: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)
-    VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
-      @priority, @key, @meta, @unique_key)
-    ON CONFLICT (pool, unique_key) WHERE state = 'pending' AND unique_key IS NOT NULL DO UPDATE SET
-      args = excluded.args, run_at = excluded.run_at, priority = excluded.priority, key = excluded.key,
-      on_complete = excluded.on_complete, context = excluded.context, meta = excluded.meta, parked = 0
-    RETURNING id`,
+  insertUniqueKeep: `${insertSql(1)} ${ON_UNIQUE} unique_key = excluded.unique_key RETURNING id`,
+  // Replaced work is unparked: its key may have changed.
+  insertUniqueReplace: `${insertSql(1)} ${ON_UNIQUE} ${REPLACED_SET}, parked = 0 RETURNING id`,
   readPool: `SELECT max_parallelism, log_level, key_parallelism FROM workpool_pools WHERE name = ?`,
   seedPool: `INSERT INTO workpool_pools (name, max_parallelism, log_level, key_parallelism) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
   // While the pool is paused, the limit a resume restores is set instead.

@@ -12,9 +12,10 @@ import { runThrough, rowsOf, type TransactionExecutor } from "../../driver/tx-ex
 import type { NewWork } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { errorText } from "../../error-text.js";
-import { insertParams } from "./rows.js";
+import { newWorkValues } from "../../driver/work-columns.js";
+import { insertSql } from "./statements.js";
 
-/** Most rows in one INSERT (17 parameters each, well under SQLite's 32766 parameters). */
+/** Most rows in one INSERT (16 parameters each, well under SQLite's 32766 parameters). */
 const ROWS_PER_STATEMENT = 500;
 
 function exec(executor: TransactionExecutor, text: string, values: readonly unknown[] = [], wantsRows = false): Promise<unknown> {
@@ -49,35 +50,17 @@ async function checkInTransaction(executor: TransactionExecutor): Promise<void> 
   );
 }
 
-/** `insertSql` (one row, `@name` parameters) as a positional statement for `count` rows, and its parameter names. */
-function positional(insertSql: string, count: number): { text: string; names: string[] } {
-  const at = insertSql.search(/VALUES/i);
-  const names: string[] = [];
-  const tuple = insertSql.slice(at + "VALUES".length).replace(/@(\w+)/g, (_, name: string) => {
-    names.push(name);
-    return "?";
-  });
-  return { text: `${insertSql.slice(0, at)}VALUES ${Array.from({ length: count }, () => tuple.trim()).join(", ")}`, names };
-}
-
-/** The insert statements (one row, `@name` parameters) a batch may need. */
-export interface InsertSql {
-  /** The plain insert. */
-  insert: string;
-  /** For a row with a uniqueKey: the insert that keeps or replaces pending work with that key, returning its id. */
-  unique: string | null;
-}
-
 /**
  * Checks `executor` and inserts `rows` through it; resolves with the id each row stands
  * for (for a row with a uniqueKey: the pending work's that has the key, if any). A batch
  * larger than one statement is written inside a savepoint, so it is all in the caller's
- * transaction or none of it.
+ * transaction or none of it. `uniqueSql` is, for a row with a uniqueKey, the upsert that
+ * keeps or replaces the pending work with that key and returns its id.
  */
 export async function insertThroughExecutor(
   executor: TransactionExecutor,
   rows: readonly NewWork[],
-  sql: InsertSql,
+  uniqueSql: string | null,
   storeFile: string,
 ): Promise<string[]> {
   const theirs = await mainFile(executor);
@@ -88,23 +71,13 @@ export async function insertThroughExecutor(
     );
   }
   await checkInTransaction(executor);
-  if (sql.unique !== null && rows.length === 1) return [await insertUnique(executor, rows[0]!, sql.unique)];
+  if (uniqueSql !== null && rows.length === 1) return [await insertUnique(executor, rows[0]!, uniqueSql)];
   const chunks: NewWork[][] = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) chunks.push(rows.slice(i, i + ROWS_PER_STATEMENT));
   const inSavepoint = chunks.length > 1;
   if (inSavepoint) await exec(executor, "SAVEPOINT workpool_enqueue");
   try {
-    for (const chunk of chunks) {
-      const { text, names } = positional(sql.insert, chunk.length);
-      await exec(
-        executor,
-        text,
-        chunk.flatMap((row) => {
-          const params = insertParams(row);
-          return names.map((n) => params[n]);
-        }),
-      );
-    }
+    for (const chunk of chunks) await exec(executor, insertSql(chunk.length), chunk.flatMap(newWorkValues));
   } catch (e) {
     if (inSavepoint) await exec(executor, "ROLLBACK TO workpool_enqueue");
     throw e;
@@ -116,14 +89,7 @@ export async function insertThroughExecutor(
 
 /** Inserts one row with a uniqueKey, or keeps or replaces the pending work that has it; returns that work's id. */
 async function insertUnique(executor: TransactionExecutor, row: NewWork, uniqueSql: string): Promise<string> {
-  const { text, names } = positional(uniqueSql, 1);
-  const params = insertParams(row);
-  const answer = await exec(
-    executor,
-    text,
-    names.map((n) => params[n]),
-    true,
-  );
+  const answer = await exec(executor, uniqueSql, newWorkValues(row), true);
   const id = rowsOf(answer)?.[0]?.id;
   if (typeof id !== "string") throw new Error("workpool: the unique insert through the transaction executor returned no id");
   return id;
