@@ -5,7 +5,7 @@
  * finishes is delivered by a worker of its pool (see runtime.ts).
  */
 import type { Clock } from "../clock.js";
-import type { PoolLimitChange } from "../driver/admin-ops.js";
+import type { PoolLimitChange } from "../driver/pool-ops.js";
 import type { Driver } from "../driver/driver.js";
 import { newWorkLike } from "../driver/work-columns.js";
 import { InvalidArgumentError, UnknownWorkError } from "../errors.js";

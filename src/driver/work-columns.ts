@@ -145,6 +145,15 @@ export function newWorkValues(w: NewWork): WorkValue[] {
   ];
 }
 
+const UNIQUE_KEY_AT = WORK_COLUMNS.findIndex((c) => c.field === "uniqueKey");
+
+/** A new row's values in ROW_COLUMNS order: newWorkValues() without the unique key. */
+export function rowValues(w: NewWork): WorkValue[] {
+  const values = newWorkValues(w);
+  values.splice(UNIQUE_KEY_AT, 1);
+  return values;
+}
+
 /** The SQL column names of `columns`, comma-separated. */
 export function columnList(columns: readonly WorkColumn[]): string {
   return columns.map((c) => c.column).join(", ");

@@ -6,7 +6,7 @@
 import { expect, test } from "vitest";
 import type { NewWork } from "../../src/driver/driver.js";
 import { DRIVER } from "../../src/driver/driver.js";
-import { insertParams } from "../../src/drivers/postgres/rows.js";
+import { insertParams } from "../../src/drivers/postgres/insert.js";
 import { T0 } from "../helpers/common.js";
 import { freshStore, useCleanups, useSharedServer } from "./helpers.js";
 import { newWork } from "../helpers/new-work.js";

@@ -13,7 +13,6 @@ import type { NewWork } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { errorText } from "../../error-text.js";
 import { newWorkValues } from "../../driver/work-columns.js";
-import { insertSql } from "./statements.js";
 
 /** Most rows in one INSERT (16 parameters each, well under SQLite's 32766 parameters). */
 const ROWS_PER_STATEMENT = 500;
@@ -50,17 +49,24 @@ async function checkInTransaction(executor: TransactionExecutor): Promise<void> 
   );
 }
 
+/** The insert statements a batch may need, positional, bound with newWorkValues(). */
+export interface InsertSql {
+  /** The insert of a given number of rows. */
+  rows(count: number): string;
+  /** For a row with a uniqueKey: the upsert that keeps or replaces the pending work with that key, returning its id. */
+  unique: string | null;
+}
+
 /**
  * Checks `executor` and inserts `rows` through it; resolves with the id each row stands
  * for (for a row with a uniqueKey: the pending work's that has the key, if any). A batch
  * larger than one statement is written inside a savepoint, so it is all in the caller's
- * transaction or none of it. `uniqueSql` is, for a row with a uniqueKey, the upsert that
- * keeps or replaces the pending work with that key and returns its id.
+ * transaction or none of it.
  */
 export async function insertThroughExecutor(
   executor: TransactionExecutor,
   rows: readonly NewWork[],
-  uniqueSql: string | null,
+  sql: InsertSql,
   storeFile: string,
 ): Promise<string[]> {
   const theirs = await mainFile(executor);
@@ -71,13 +77,13 @@ export async function insertThroughExecutor(
     );
   }
   await checkInTransaction(executor);
-  if (uniqueSql !== null && rows.length === 1) return [await insertUnique(executor, rows[0]!, uniqueSql)];
+  if (sql.unique !== null && rows.length === 1) return [await insertUnique(executor, rows[0]!, sql.unique)];
   const chunks: NewWork[][] = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) chunks.push(rows.slice(i, i + ROWS_PER_STATEMENT));
   const inSavepoint = chunks.length > 1;
   if (inSavepoint) await exec(executor, "SAVEPOINT workpool_enqueue");
   try {
-    for (const chunk of chunks) await exec(executor, insertSql(chunk.length), chunk.flatMap(newWorkValues));
+    for (const chunk of chunks) await exec(executor, sql.rows(chunk.length), chunk.flatMap(newWorkValues));
   } catch (e) {
     if (inSavepoint) await exec(executor, "ROLLBACK TO workpool_enqueue");
     throw e;
