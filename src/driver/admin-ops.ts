@@ -114,26 +114,13 @@ export interface WorkDetailRow extends WorkRow {
 export interface AdminOps {
   /** A page of `pool`'s work matching `query`, highest id first, at most `query.limit` rows. */
   listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]>;
-  /**
-   * The recent past of `pools` from their rows: attempts started and work finished in
-   * `(from, to]`, in intervals of `bucketMs` (the last may be shorter), counted as
-   * readPools counts them (each work's latest attempt). Intervals with nothing are left
-   * out. One read through the pools' indexes on finished, running and retrying work.
-   */
+  /** Attempts started and work finished in `(from, to]` per pool and interval of `bucketMs`, counted as readPools counts them; empty intervals left out. */
   readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]>;
-  /**
-   * Every pool the store knows (a stored configuration, or work), with its counts at
-   * `now`. `since` bounds the "since" counts, which count each work's latest attempt only.
-   */
+  /** Every pool the store knows (a stored configuration, or work) with its raw counts at `now`; the "since" counts count each work's latest attempt only. */
   readPools(now: number, since: number): Promise<PoolRead[]>;
   /** One work by id, whatever its pool, with its attempt log; null if there is none. */
   readWorkDetail(id: string): Promise<WorkDetailRow | null>;
-  /**
-   * Inserts `work` (pending) as the retry of the finished work `id` and records its id as
-   * that work's `retriedAs`, in one transaction, only while `id` is finished and has no
-   * `retriedAs`: of any number of concurrent calls for one id, one inserts. Wakes the pool's
-   * workers as an enqueue does. True if it inserted.
-   */
+  /** Inserts `work` as the retry of the finished work `id` and records it there, once: of any number of concurrent calls for one id, one inserts (and wakes the pool); true if this one did. */
   retryWork(id: string, work: NewWork): Promise<boolean>;
   /** The highest migration the store records (0 for none), without migrating. */
   schemaVersion(): Promise<number>;

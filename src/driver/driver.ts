@@ -47,39 +47,21 @@ export { byClaimOrder, claimAt } from "./work-writes.js";
  * concerns the store as a whole.
  */
 export interface Driver<Tx> extends WorkOps<Tx>, PoolOps, ScheduleOps, AdminOps {
-  /**
-   * Stops the workers still running on the store (see {@link RunningWorkers}), then releases
-   * connections the driver opened itself (not ones the caller passed in).
-   */
+  /** Stops the workers still running on the store, then releases the connections the driver opened itself (not ones the caller passed in). */
   close(): Promise<void>;
-  /**
-   * How many completion batches of one pool instance may be written at once. A store whose
-   * writes are serialized anyway says 1 (SQLite); a server store says 2: while one batch is
-   * in the database, the results of the attempts the other batch claimed are being
-   * produced, so the process and the server work at the same time instead of taking turns.
-   */
+  /** How many completion batches of one pool instance may be written at once: 1 where writes are serialized anyway (SQLite), 2 on a server, so process and server work at once. */
   readonly completionLanes: number;
   /** Short name of the database ("sqlite", "postgres"). */
   readonly dialect: string;
-  /**
-   * Whether an error this driver threw is about reaching the database (connection lost,
-   * server restarting, lock busy): the same write may succeed later. Any other error is
-   * taken to be about the data written, which the core then isolates (see Completer).
-   */
+  /** Whether an error this driver threw is about reaching the database (the same write may succeed later) rather than about the data written, which the core isolates. */
   isTransientError(e: unknown): boolean;
   /** Creates or upgrades the schema; safe to call concurrently and repeatedly. */
   migrate(): Promise<void>;
   /** Suggested safety-poll interval for this store, ms. */
   readonly pollIntervalMs: number;
-  /**
-   * Calls `onWake` when new work for `pool` may be ready (same process for SQLite,
-   * LISTEN/NOTIFY for PostgreSQL). Returns an unsubscribe function.
-   */
+  /** Calls `onWake` when new work for `pool` may be ready (this process on SQLite, LISTEN/NOTIFY on PostgreSQL); returns an unsubscribe function. */
   subscribe(pool: string, onWake: () => void): () => void;
-  /**
-   * True when `insertWork(rows, tx)` writes before it returns and throws synchronously on
-   * error (SQLite), so enqueue works inside the caller's synchronous transaction.
-   */
+  /** True when `insertWork(rows, tx)` writes before it returns and throws synchronously (SQLite), so enqueue works inside the caller's synchronous transaction. */
   readonly synchronousTx: boolean;
   /** The workers started on this store; close() stops them first. */
   readonly workers: RunningWorkers;

@@ -19,25 +19,13 @@ export type PoolLimitChange = { pause: true } | { resume: true } | { maxParallel
 export interface PoolOps {
   /** Acquires or renews the pool's maintenance leadership until `now + ttlMs`; true if held. */
   acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean>;
-  /**
-   * Applies `change` to the pool's stored limit and wakes its workers. A pause of a paused
-   * pool, or a resume of one that is not paused, changes nothing. Setting a limit ends a
-   * pause. The pool must have a stored configuration.
-   */
+  /** Pauses (remembering the limit), resumes or sets the stored limit and wakes the pool's workers; a pause of a paused pool or a resume of a running one changes nothing. */
   changePoolLimit(pool: string, change: PoolLimitChange): Promise<void>;
-  /**
-   * Due pending work a rate limit holds back at `now`: all of it while the pool's window is
-   * full, else the due work of keys whose window is full.
-   */
+  /** Due pending work a rate limit holds back at `now`: all of it while the pool's window is full, else the due work of keys whose window is full. */
   countRateLimited(pool: string, now: number): Promise<number>;
   /** Pending, running and backlog counts of the pool at `now`. */
   counts(pool: string, now: number): Promise<PoolCounts>;
-  /**
-   * Returns the pool's stored config, first inserting `seed` if the pool has none and
-   * then applying `overrides` (fields the application set explicitly; a keyParallelism
-   * of null removes the per-key limit). Raising or removing the per-key limit gives
-   * every row the claim had set aside for its key's limit back to the claim.
-   */
+  /** Returns the stored config, seeding it with `seed` first and applying `overrides`; a raised or removed keyParallelism gives back the work the claim set aside for its key's limit. */
   ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig>;
   /** Reads the pool's stored config (null if the pool was never used). */
   readPoolConfig(pool: string): Promise<PoolConfig | null>;

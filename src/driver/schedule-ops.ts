@@ -63,10 +63,7 @@ export interface ScheduleAdvance {
 
 /** The schedule operations every driver implements. */
 export interface ScheduleOps {
-  /**
-   * Advances a schedule and inserts its tick's work in one transaction, if the schedule
-   * still has the revision and next_run_at given (otherwise writes nothing). True if applied.
-   */
+  /** Moves the schedule to its next tick and inserts the tick's work, in one transaction, only if it still has the revision and next_run_at read; true if it did. */
   advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean>;
   /** Deletes a schedule; true if it existed. */
   deleteSchedule(pool: string, id: string): Promise<boolean>;
