@@ -10,7 +10,7 @@ import { columnList, ROW_COLUMNS, rowValues } from "../../driver/work-columns.js
 import { readActivity } from "./activity.js";
 import { inTransaction, run, type Queryable } from "./connection.js";
 import type { PgConnections } from "./connection/connections.js";
-import { params } from "./insert.js";
+import { columnParams } from "./insert.js";
 import { quoteIdent } from "./names.js";
 import { toRateLimit } from "./rate-limits.js";
 import { numOrNull, toWorkRow, WORK_SELECT, type PgWorkRow } from "./rows.js";
@@ -97,7 +97,7 @@ function adminSql(s: string) {
         RETURNING pool),
       ins AS (
         INSERT INTO ${work} (${columnList(ROW_COLUMNS)}, state)
-        SELECT ${params(ROW_COLUMNS)}, 'pending'
+        SELECT ${columnParams(ROW_COLUMNS)}, 'pending'
         FROM mark
         RETURNING pool)
       SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(pg_notify($${RETRIED + 1}::text, ins.pool)) FROM ins)::int AS notified`,

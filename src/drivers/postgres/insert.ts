@@ -30,7 +30,8 @@ import { statementsOf, type Statement, type Statements } from "./statements.js";
 /** The 1-based parameter position of each column in WORK_COLUMNS order. */
 const at = (field: WorkColumnField): number => WORK_COLUMNS.findIndex((c) => c.field === field) + 1;
 /** `$n::type` of the columns, numbered from `from` in their order. */
-export const params = (columns: readonly WorkColumn[], from = 1): string => columns.map((c, i) => `$${i + from}::${c.pgType}`).join(", ");
+export const columnParams = (columns: readonly WorkColumn[], from = 1): string =>
+  columns.map((c, i) => `$${i + from}::${c.pgType}`).join(", ");
 /** The parameter after the columns: the NOTIFY channel. */
 const CHANNEL = `$${WORK_COLUMNS.length + 1}::text`;
 
@@ -38,17 +39,17 @@ const CHANNEL = `$${WORK_COLUMNS.length + 1}::text`;
  * The enqueue statements, by InsertForm: one row as plain VALUES (it plans and runs faster
  * than unnest), a batch as unnest. The notifying forms wake every listener at commit; the
  * quiet ones are for enqueues whose wake-up the Notifier sends after them. The columns are
- * WORK_COLUMNS in order ($1..$16, newWorkValues()), then the channel.
+ * WORK_COLUMNS in order (newWorkValues()), then the channel.
  */
 function insertSql(s: string) {
   const insertInto = `INSERT INTO ${s}.work (${columnList(WORK_COLUMNS)}, state)`;
-  const oneRow = `${params(WORK_COLUMNS)}, 'pending'`;
+  const oneRow = `${columnParams(WORK_COLUMNS)}, 'pending'`;
   const insertOne = `${insertInto} VALUES (${oneRow})`;
   const insertBatch = `${insertInto}
     SELECT ${WORK_COLUMNS.map((c) => `t.${c.column}`).join(", ")}, 'pending'
     FROM unnest(${WORK_COLUMNS.map((c, i) => `$${i + 1}::${c.pgType}[]`).join(", ")}) AS t(${columnList(WORK_COLUMNS)})`;
   // A batch whose rows differ only in id and args (every batch one enqueue call makes):
-  // two arrays to send and unnest instead of sixteen; the other columns are scalars at
+  // two arrays to send and unnest instead of one per column; the other columns are scalars at
   // the same parameter positions as in the other forms.
   const sharedRow = `${WORK_COLUMNS.map((c, i) => (c.field === "id" || c.field === "args" ? `t.${c.column}` : `$${i + 1}::${c.pgType}`)).join(", ")}, 'pending'`;
   const sharedFrom = `unnest($${at("id")}::text[], $${at("args")}::text[]) AS t(id, args)`;
@@ -80,7 +81,7 @@ function insertSql(s: string) {
     insertUniqueReplace: `${notifyPool} SELECT ${oneRow} FROM n ${onUnique} ${REPLACED_SET}, parked = FALSE RETURNING id`,
     // See enqueue_claim() in schema.sql: the columns but the unique key (ROW_COLUMNS, which
     // work taking that path has not), then the channel, the worker, the claim's time and its lease end.
-    enqueueClaim: `SELECT ${s}.enqueue_claim(${params(ROW_COLUMNS)}, $${k + 1}::text, $${k + 2}::text, $${k + 3}::bigint, $${k + 4}::bigint) AS claimed`,
+    enqueueClaim: `SELECT ${s}.enqueue_claim(${columnParams(ROW_COLUMNS)}, $${k + 1}::text, $${k + 2}::text, $${k + 3}::bigint, $${k + 4}::bigint) AS claimed`,
   };
 }
 

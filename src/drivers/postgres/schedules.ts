@@ -8,7 +8,7 @@ import { columnList, ROW_COLUMNS, rowValues } from "../../driver/work-columns.js
 import type { WorkKind } from "../../types.js";
 import { run } from "./connection.js";
 import type { PgConnections } from "./connection/connections.js";
-import { params } from "./insert.js";
+import { columnParams } from "./insert.js";
 import { statementsOf, type Statements } from "./statements.js";
 
 const COLUMNS = `pool, id, cron, timezone, catch_up, kind, fn_name, args, options, next_run_at, last_tick, last_work_id, revision,
@@ -42,7 +42,7 @@ function scheduleSql(s: string) {
         RETURNING pool),
       ins AS (
         INSERT INTO ${s}.work (${columnList(ROW_COLUMNS)}, state)
-        SELECT ${params(ROW_COLUMNS, WORK_FROM)}, 'pending'
+        SELECT ${columnParams(ROW_COLUMNS, WORK_FROM)}, 'pending'
         FROM adv WHERE $${WORK_ID}::text IS NOT NULL
         RETURNING pool)
       SELECT (SELECT count(*) FROM adv)::int AS applied, (SELECT count(pg_notify($7::text, ins.pool)) FROM ins)::int AS notified`,
