@@ -74,15 +74,19 @@ export const STATE_COLUMNS = [
 /** What a new row must be given; every other field has a default (none: null, priority 0, onConflict "keep"). */
 export type NewWorkInput = Pick<NewWork, "id" | "pool" | "kind" | "fnName" | "args" | "runAt" | "enqueuedAt"> & Partial<NewWork>;
 
-/** A new row from its fields. Every field is written out in one order, so every row has one shape. */
-export function newWork(f: NewWorkInput): NewWork {
+/**
+ * A new row from its fields; `id` and `args`, when given, replace the fields' (the rows of
+ * one enqueue call share all the others, so one set of fields makes every row, and each
+ * row is one object). Every field is written out in one order, so every row has one shape.
+ */
+export function newWork(f: NewWorkInput, id: string = f.id, args: string = f.args): NewWork {
   return {
-    id: f.id,
+    id,
     pool: f.pool,
     kind: f.kind,
     fnName: f.fnName,
     name: f.name ?? null,
-    args: f.args,
+    args,
     runAt: f.runAt,
     enqueuedAt: f.enqueuedAt,
     retry: f.retry ?? null,
@@ -143,6 +147,31 @@ export function newWorkValues(w: NewWork): WorkValue[] {
     w.meta,
     w.uniqueKey,
   ];
+}
+
+/**
+ * Whether `a` and `b` agree on every column but id and args (the retry behaviour by
+ * identity: the rows of one enqueue call share one object), so a batch of them can send
+ * the other columns once. Written out for the speed of a batch of thousands
+ * (test/unit/work-columns.test.ts checks that it compares every other column of the list).
+ */
+export function sharesColumns(a: NewWork, b: NewWork): boolean {
+  return (
+    a.pool === b.pool &&
+    a.kind === b.kind &&
+    a.fnName === b.fnName &&
+    a.name === b.name &&
+    a.runAt === b.runAt &&
+    a.enqueuedAt === b.enqueuedAt &&
+    a.retry === b.retry &&
+    a.timeoutMs === b.timeoutMs &&
+    a.onComplete === b.onComplete &&
+    a.context === b.context &&
+    a.priority === b.priority &&
+    a.key === b.key &&
+    a.meta === b.meta &&
+    a.uniqueKey === b.uniqueKey
+  );
 }
 
 const UNIQUE_KEY_AT = WORK_COLUMNS.findIndex((c) => c.field === "uniqueKey");

@@ -11,6 +11,7 @@ import {
   newWorkValues,
   ROW_COLUMNS,
   rowValues,
+  sharesColumns,
   WORK_COLUMNS,
   type WorkColumnField,
 } from "../../src/driver/work-columns.js";
@@ -62,4 +63,19 @@ test("newWorkLike copies every column a stored row keeps, but its id and times, 
   }
   expect(copy).toMatchObject({ uniqueKey: null, onConflict: "keep" });
   expect(Object.keys(copy)).not.toContain("state");
+});
+
+test("newWork with an id and args gives the fields' row with those instead", () => {
+  const w = distinct();
+  expect(newWork(w, "other-id", "other-args")).toEqual({ ...w, id: "other-id", args: "other-args" });
+});
+
+test("sharesColumns tells rows apart by every column of the list but id and args", () => {
+  const a = distinct();
+  expect(sharesColumns(a, { ...a, id: "other", args: "other" })).toBe(true);
+  for (const c of WORK_COLUMNS) {
+    if (c.field === "id" || c.field === "args") continue;
+    const b = { ...a, [c.field]: c.write === "json" ? { ...(a[c.field] as object) } : `${String(a[c.field])}-other` };
+    expect(sharesColumns(a, b), c.field).toBe(false);
+  }
 });

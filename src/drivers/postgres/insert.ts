@@ -14,6 +14,7 @@ import {
   REPLACED_SET,
   ROW_COLUMNS,
   rowValues,
+  sharesColumns,
   WORK_COLUMNS,
   type WorkColumn,
   type WorkColumnField,
@@ -100,14 +101,6 @@ function formStatements(sql: InsertStatements, form: InsertForm): { notifying: S
     case "rows":
       return { notifying: sql.insertRows, quiet: sql.insertRowsQuiet };
   }
-}
-
-/** The columns a shared batch sends once: all but id and args. */
-const SHARED_FIELDS = WORK_COLUMNS.filter((c) => c.field !== "id" && c.field !== "args").map((c) => c.field);
-
-/** True if `a` and `b` agree on every column but id and args (retry by identity: one enqueue shares one object). */
-function sharesColumns(a: NewWork, b: NewWork): boolean {
-  return SHARED_FIELDS.every((f) => a[f] === b[f]);
 }
 
 /**
