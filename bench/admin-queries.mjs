@@ -16,7 +16,7 @@ import { ensureDatabase } from "./lib/pg.mjs";
 const dist = new URL("../dist/", import.meta.url);
 const { newWorkId } = await import(new URL("ids.js", dist).href);
 const { sqliteStore } = await import(new URL("drivers/sqlite/index.js", dist).href);
-const { SqliteAdminStatements } = await import(new URL("drivers/sqlite/admin.js", dist).href);
+const { SqliteAdmin } = await import(new URL("drivers/sqlite/admin.js", dist).href);
 const { postgresStore } = await import(new URL("drivers/postgres/index.js", dist).href);
 const { PgAdmin } = await import(new URL("drivers/postgres/admin.js", dist).href);
 
@@ -73,7 +73,7 @@ function* rows() {
 
 /** The queries: a label and the driver's listing query (null: pools()). */
 function queries(cursor) {
-  const q = (state, extra = {}) => ({ state, fnName: null, id: null, prefix: null, beforeId: null, limit: 51, ...extra });
+  const q = (state, extra = {}) => ({ state, fnName: null, id: null, prefix: null, key: null, beforeId: null, limit: 51, ...extra });
   return [
     ["pools()", null, null],
     ["list big, no filter", "big", q(null)],
@@ -154,7 +154,8 @@ async function sqlite() {
       };
     },
   });
-  const admin = new SqliteAdminStatements(spy);
+  // Each read run at once rather than under the store's lock, so it can be timed as a synchronous call.
+  const admin = new SqliteAdmin(spy, { read: (fn) => fn() }, null);
   const cursor = rowsAt(raw, ROWS / 2);
   const out = [];
   for (const [label, pool, query] of queries(cursor)) {
@@ -211,7 +212,9 @@ async function postgres() {
     // The statements as the driver builds them, caught by a stand-in connection, then run for
     // real, with JIT compilation off as the driver runs pools() (see the notes).
     await client.query("SET jit = off");
-    const admin = new PgAdmin(schema, "unused");
+    // Where the admin's statements run: the stand-in connection of each query.
+    const conn = { app: null, pool: null };
+    const admin = new PgAdmin(schema, "unused", conn);
     const out = [];
     for (const [label, pool, query] of queries(cursor)) {
       let caught;
@@ -221,8 +224,10 @@ async function postgres() {
         off() {},
         release() {},
       };
-      if (pool === null) await admin.readPools({ connect: async () => spy }, NOW, NOW - 60_000);
-      else await admin.listWork(spy, pool, query);
+      conn.app = spy;
+      conn.pool = { connect: async () => spy };
+      if (pool === null) await admin.readPools(NOW, NOW - 60_000);
+      else await admin.listWork(pool, query);
       const runOnce = () => client.query({ text: caught.text, values: caught.values });
       const n = (await runOnce()).rowCount;
       const explain = await client.query({ text: `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${caught.text}`, values: caught.values });

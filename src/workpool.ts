@@ -5,7 +5,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { DRIVER, type Driver, type Store } from "./driver/driver.js";
-import type { RateLimits } from "./driver/schedule-ops.js";
+import type { RateLimits } from "./driver/pool-ops.js";
 import { InvalidArgumentError, UnknownWorkError } from "./errors.js";
 import { EventHub, PoolLogger, type WorkpoolEventName, type WorkpoolEvents } from "./events.js";
 import {

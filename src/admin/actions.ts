@@ -5,8 +5,9 @@
  * finishes is delivered by a worker of its pool (see runtime.ts).
  */
 import type { Clock } from "../clock.js";
-import type { PoolLimitChange } from "../driver/admin-ops.js";
-import type { Driver, NewWork } from "../driver/driver.js";
+import type { PoolLimitChange } from "../driver/pool-ops.js";
+import type { Driver } from "../driver/driver.js";
+import { newWorkLike } from "../driver/work-columns.js";
 import { InvalidArgumentError, UnknownWorkError } from "../errors.js";
 import { newWorkId } from "../ids.js";
 import { cancelWork } from "../internal/transitions/cancel.js";
@@ -72,26 +73,8 @@ export class AdminActions<Tx> {
     }
     if (row.retriedAs !== null) throw alreadyRetried(id, row.retriedAs);
     const now = this.clock.now();
-    const work: NewWork = {
-      id: newWorkId(now),
-      pool: row.pool,
-      kind: row.kind,
-      fnName: row.fnName,
-      name: row.name,
-      args: row.args,
-      runAt: now,
-      enqueuedAt: now,
-      retry: row.retry,
-      timeoutMs: row.timeoutMs,
-      onComplete: row.onComplete,
-      context: row.context,
-      priority: row.priority,
-      key: row.key,
-      meta: row.meta,
-      // A retry is new work of its own: it takes no unique key (the old one was freed when it started).
-      uniqueKey: null,
-      onConflict: "keep",
-    };
+    // A retry is new work of its own: it takes no unique key (the old one was freed when it started).
+    const work = newWorkLike(row, newWorkId(now), now);
     if (await this.driver.retryWork(id, work)) return work.id as WorkId;
     // Another retry of this work won the race (or retention deleted it meanwhile).
     const after = await this.driver.readWorkDetail(id);

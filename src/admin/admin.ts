@@ -5,7 +5,7 @@
  */
 import type { Registry } from "prom-client";
 import { systemClock, type Clock } from "../clock.js";
-import type { PoolLimitChange } from "../driver/admin-ops.js";
+import type { PoolLimitChange } from "../driver/pool-ops.js";
 import { DRIVER, type Driver, type Store } from "../driver/driver.js";
 import { InvalidArgumentError } from "../errors.js";
 import { checkClock } from "../options.js";

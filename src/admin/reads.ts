@@ -7,6 +7,7 @@ import { DEFAULT_MAX_PARALLELISM } from "../options.js";
 import type { JsonValue, RunResult, WorkId } from "../types.js";
 import type { AttemptRecord, PoolSummary, WorkDetail, WorkSummary } from "./types.js";
 import { readMeta } from "../internal/work-meta.js";
+import { startedSince, stateCounts } from "./pool-counts.js";
 
 /** Attempts kept per work. */
 const HISTORY = 10;
@@ -20,9 +21,9 @@ export function toPoolSummary(r: PoolRead, now: number): PoolSummary {
     keyParallelism: r.keyParallelism,
     rateLimit: r.rateLimit,
     keyRateLimit: r.keyRateLimit,
-    counts: { pending: r.pending, retrying: r.retrying, running: r.running, success: r.success, failed: r.failed, canceled: r.canceled },
+    counts: stateCounts(r),
     oldestPendingAgeMs: r.oldestDueRunAt === null ? null : Math.max(0, now - r.oldestDueRunAt),
-    lastMinute: { started: r.startedSince, finished: r.finishedSince, meanWaitMs: meanWait(r) },
+    lastMinute: { started: startedSince(r), finished: r.finishedSince, meanWaitMs: meanWait(r) },
   };
 }
 

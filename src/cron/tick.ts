@@ -5,7 +5,8 @@
  */
 import type { NewWork } from "../driver/driver.js";
 import type { ScheduleAdvance, ScheduleRow } from "../driver/schedule-ops.js";
-import { newWorkRow } from "../internal/transitions/enqueue.js";
+import { newWork } from "../driver/work-columns.js";
+import { newWorkId } from "../ids.js";
 import { withTick } from "../internal/work-meta.js";
 import { latestDue } from "./spec.js";
 import { readWorkOptions } from "./stored.js";
@@ -37,25 +38,24 @@ export function planStep(pool: string, s: ScheduleRow, now: number): ScheduleAdv
 /** The work of the tick `at` of schedule `s`, enqueued at `now`, due at the tick. */
 function tickWork(pool: string, s: ScheduleRow, at: number, now: number): NewWork {
   const o = readWorkOptions(s.options);
-  return newWorkRow(
-    {
-      pool,
-      kind: s.kind,
-      fnName: s.fnName,
-      name: o.name,
-      args: s.args,
-      runAt: at,
-      retry: o.retry,
-      timeoutMs: o.timeoutMs,
-      onComplete: o.onComplete,
-      context: o.context,
-      priority: o.priority,
-      key: o.key,
-      // The handler reads the tick as ctx.scheduledAt, even once a retry moved runAt.
-      meta: withTick(o.meta ?? null, s.id, at),
-      uniqueKey: null,
-      onConflict: "keep",
-    },
-    now,
-  );
+  return newWork({
+    id: newWorkId(now),
+    enqueuedAt: now,
+    pool,
+    kind: s.kind,
+    fnName: s.fnName,
+    name: o.name,
+    args: s.args,
+    runAt: at,
+    retry: o.retry,
+    timeoutMs: o.timeoutMs,
+    onComplete: o.onComplete,
+    context: o.context,
+    priority: o.priority,
+    key: o.key,
+    // The handler reads the tick as ctx.scheduledAt, even once a retry moved runAt.
+    meta: withTick(o.meta ?? null, s.id, at),
+    uniqueKey: null,
+    onConflict: "keep",
+  });
 }

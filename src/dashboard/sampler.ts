@@ -8,6 +8,7 @@
  */
 import type { Clock } from "../clock.js";
 import type { Driver } from "../driver/driver.js";
+import { startedSince } from "../admin/pool-counts.js";
 import { meanWait } from "../admin/reads.js";
 import { historyPoints } from "./history.js";
 
@@ -94,7 +95,7 @@ export class Sampler {
       for (const r of rows) {
         const s = this.seriesOf(r.name);
         s.t.push(now);
-        s.started.push(r.startedSince / seconds);
+        s.started.push(startedSince(r) / seconds);
         s.finished.push(r.finishedSince / seconds);
         s.waitMs.push(r.oldestDueRunAt === null ? 0 : Math.max(0, now - r.oldestDueRunAt));
         s.startWaitMs.push(meanWait(r));

@@ -1,15 +1,18 @@
 /**
- * The part of the driver interface the admin API (src/admin/) reads and writes through:
- * pool summaries, listing and reading work, and the stored limit of a pool. Like the rest
- * of the interface it is internal; every time is a parameter.
+ * The part of the driver interface the admin API (src/admin/) reads through, and the
+ * admin's own write (a retry): pool summaries, the recent past, listing and reading work.
+ * Like the rest of the interface it is internal; every time is a parameter.
  */
-import type { NewWork, WorkRow } from "./driver.js";
 import type { RateLimit } from "../types.js";
+import type { NewWork, WorkRow } from "./work-rows.js";
 
 /** A state filter of a work listing (see AdminStateFilter in the admin API). */
 export type WorkListState = "pending" | "retrying" | "running" | "finished" | "success" | "failed" | "canceled";
 
-/** What one pool looks like in the store at `now`. */
+/**
+ * What one pool looks like in the store at `now`: its stored limits and raw counts, each
+ * of one kind of row. The admin API derives what it shows from them (src/admin/pool-counts.ts).
+ */
 export interface PoolRead {
   name: string;
   /** The stored limit; null when the pool has work but no stored configuration yet. */
@@ -21,18 +24,21 @@ export interface PoolRead {
   /** The stored rate limits, or null. */
   rateLimit: RateLimit | null;
   keyRateLimit: RateLimit | null;
-  /** Pending, never attempted (or handed back unstarted). */
+  /** Pending work, retrying work included. */
   pending: number;
-  /** Pending after at least one attempt. */
+  /** Pending work after at least one attempt (waiting to retry, or handed back after a retry). */
   retrying: number;
   running: number;
-  success: number;
+  /** Finished work, whatever its result. */
+  finished: number;
+  /** Finished work that failed. */
   failed: number;
+  /** Finished work that was canceled. */
   canceled: number;
   /** Earliest run_at of the pool's due pending work; null when none is due. */
   oldestDueRunAt: number | null;
-  /** Work whose latest attempt started at or after `since` (see Driver.readPools). */
-  startedSince: number;
+  /** Pending work whose latest attempt started at or after `since` (it waits to retry). */
+  retriedSince: number;
   /** Work finished at or after `since`. */
   finishedSince: number;
   /**
@@ -104,51 +110,18 @@ export interface WorkDetailRow extends WorkRow {
   retriedAs: string | null;
 }
 
-/** A change to a pool's stored limit: pause (0, remembering the limit), resume it, or set one. */
-export type PoolLimitChange = { pause: true } | { resume: true } | { maxParallelism: number };
-
-/** Filters of {@link AdminOps.listCancelable} beyond pool and time. */
-export interface CancelableFilter {
-  /** Only work of this handler. */
-  fnName?: string;
-  /** Only work of this key. */
-  key?: string;
-  /** Only pending work (never running work). */
-  pendingOnly?: boolean;
-}
-
 /** The driver operations behind the admin API. */
 export interface AdminOps {
-  /**
-   * Every pool the store knows (a stored configuration, or work), with its counts at
-   * `now`. `since` bounds the "started" and "finished" counts; "started" counts each
-   * work's latest attempt only.
-   */
-  readPools(now: number, since: number): Promise<PoolRead[]>;
-  /**
-   * The recent past of `pools` from their rows: attempts started and work finished in
-   * `(from, to]`, in intervals of `bucketMs` (the last may be shorter), counted as
-   * readPools counts them (each work's latest attempt). Intervals with nothing are left
-   * out. One read through the pools' indexes on finished, running and retrying work.
-   */
-  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]>;
   /** A page of `pool`'s work matching `query`, highest id first, at most `query.limit` rows. */
   listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]>;
+  /** Attempts started and work finished in `(from, to]` per pool and interval of `bucketMs`, counted as readPools counts them; empty intervals left out. */
+  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]>;
+  /** Every pool the store knows (a stored configuration, or work) with its raw counts at `now`; the "since" counts count each work's latest attempt only. */
+  readPools(now: number, since: number): Promise<PoolRead[]>;
   /** One work by id, whatever its pool, with its attempt log; null if there is none. */
   readWorkDetail(id: string): Promise<WorkDetailRow | null>;
-  /**
-   * Inserts `work` (pending) as the retry of the finished work `id` and records its id as
-   * that work's `retriedAs`, in one transaction, only while `id` is finished and has no
-   * `retriedAs`: of any number of concurrent calls for one id, one inserts. Wakes the pool's
-   * workers as an enqueue does. True if it inserted.
-   */
+  /** Inserts `work` as the retry of the finished work `id` and records it there, once: of any number of concurrent calls for one id, one inserts (and wakes the pool); true if this one did. */
   retryWork(id: string, work: NewWork): Promise<boolean>;
-  /**
-   * Applies `change` to the pool's stored limit and wakes its workers. A pause of a paused
-   * pool, or a resume of one that is not paused, changes nothing. Setting a limit ends a
-   * pause. The pool must have a stored configuration.
-   */
-  changePoolLimit(pool: string, change: PoolLimitChange): Promise<void>;
   /** The highest migration the store records (0 for none), without migrating. */
   schemaVersion(): Promise<number>;
 }

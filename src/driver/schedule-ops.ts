@@ -1,10 +1,10 @@
 /**
- * The part of the driver interface behind cron schedules and rate limits: stored
- * schedules, the compare-and-set that enqueues a tick exactly once, and the pool's stored
- * rate limits. Internal like the rest of the interface; every time is a parameter.
+ * The part of the driver interface behind cron schedules: stored schedules and the
+ * compare-and-set that enqueues a tick exactly once. Internal like the rest of the
+ * interface; every time is a parameter.
  */
-import type { NewWork } from "./driver.js";
-import type { RateLimit, WorkKind } from "../types.js";
+import type { WorkKind } from "../types.js";
+import type { NewWork } from "./work-rows.js";
 
 /** What a missed tick does after every worker was down: run the latest once, or skip. */
 export type CatchUp = "latest" | "none";
@@ -61,34 +61,16 @@ export interface ScheduleAdvance {
   tick: { at: number; work: NewWork } | null;
 }
 
-/** The stored rate limits of a pool (null: none). */
-export interface RateLimits {
-  rateLimit: RateLimit | null;
-  keyRateLimit: RateLimit | null;
-}
-
-/** Schedule and rate-limit operations every driver implements. */
+/** The schedule operations every driver implements. */
 export interface ScheduleOps {
-  /** Creates or replaces a schedule (one transaction). Keeps next_run_at when cron and timezone are unchanged. */
-  upsertSchedule(pool: string, write: ScheduleWrite): Promise<void>;
+  /** Moves the schedule to its next tick and inserts the tick's work, in one transaction, only if it still has the revision and next_run_at read; true if it did. */
+  advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean>;
   /** Deletes a schedule; true if it existed. */
   deleteSchedule(pool: string, id: string): Promise<boolean>;
-  /** The schedules of `pool` (null: of every pool), by pool and id. */
-  listSchedules(pool: string | null): Promise<ScheduleRow[]>;
   /** Up to `limit` schedules due at `now` (earliest first), and the earliest next_run_at of the rest (or null). */
   dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }>;
-  /**
-   * Advances a schedule and inserts its tick's work in one transaction, if the schedule
-   * still has the revision and next_run_at given (otherwise writes nothing). True if applied.
-   */
-  advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean>;
-  /** Sets the pool's rate limits (undefined: unchanged; null: removed); the pool's row must exist. */
-  setRateLimits(pool: string, limits: Partial<RateLimits>): Promise<void>;
-  /** The pool's stored rate limits. */
-  readRateLimits(pool: string): Promise<RateLimits>;
-  /**
-   * Due pending work a rate limit holds back at `now`: all of it while the pool's window is
-   * full, else the due work of keys whose window is full.
-   */
-  countRateLimited(pool: string, now: number): Promise<number>;
+  /** The schedules of `pool` (null: of every pool), by pool and id. */
+  listSchedules(pool: string | null): Promise<ScheduleRow[]>;
+  /** Creates or replaces a schedule (one transaction). Keeps next_run_at when cron and timezone are unchanged. */
+  upsertSchedule(pool: string, write: ScheduleWrite): Promise<void>;
 }

@@ -43,6 +43,11 @@ export function claimAt(opts: ClaimOptions, now: number = opts.clock()): ClaimAt
   return { workerId: opts.workerId, now, leaseUntil: now + opts.leaseMs, limit: opts.limit };
 }
 
+/** The claim's order: lowest priority first, then earliest run_at, then id. */
+export function byClaimOrder(a: WorkRow, b: WorkRow): number {
+  return a.priority - b.priority || a.runAt - b.runAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
 /** What a claim returns. */
 export interface ClaimResult {
   /** The claim's time, read once the store was held: the claimed attempts' start. */

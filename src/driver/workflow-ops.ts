@@ -124,3 +124,12 @@ export interface WorkflowOps {
   /** Ids of the run's child runs that have not finished. */
   openChildren(runId: string): Maybe<string[]>;
 }
+
+/** The workflow noun of the driver interface. */
+export interface WorkflowStoreOps<Tx> {
+  /**
+   * The workflow operations on `tx`, the raw handle of an open transaction (ours or the
+   * caller's), or, without one, on the store's connection (each call on its own).
+   */
+  workflows(tx?: Tx): WorkflowOps;
+}

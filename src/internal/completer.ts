@@ -65,7 +65,7 @@ export class Completer<Tx> {
     private readonly rt: PoolRuntime<Tx>,
     private readonly hook: RefillHook | null = null,
   ) {
-    this.lanes = Math.max(1, Math.floor(rt.driver.completionLanes ?? 1));
+    this.lanes = rt.driver.completionLanes;
   }
 
   /**

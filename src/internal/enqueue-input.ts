@@ -4,6 +4,7 @@
  * field at fault.
  */
 import type { NewWork, OnConflict } from "../driver/driver.js";
+import { newWork, type NewWorkInput } from "../driver/work-columns.js";
 import type { TransactionExecutor } from "../driver/tx-executor.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { HandlerRegistry } from "../handlers.js";
@@ -14,8 +15,8 @@ import type { ActionEnqueueOptions, ActionOnlyOptions, EnqueueOptions } from "..
 import type { PoolLogger } from "../events.js";
 import type { ResultKind, RetryBehavior, WorkId, WorkKind } from "../types.js";
 import { resolveRunAt } from "./run-at.js";
-import { newWorkRow } from "./transitions/enqueue.js";
 import { encodeMeta } from "./work-meta.js";
+import { newWorkId } from "../ids.js";
 
 /** Most items in one batch enqueue. */
 export const MAX_BATCH = 10_000;
@@ -199,27 +200,28 @@ export function prepareEnqueue<Tx>(ctx: EnqueueContext<Tx>, input: EnqueueInput)
   const priority = o.priority === undefined ? 0 : checkInt("priority", o.priority, MIN_PRIORITY, MAX_PRIORITY);
   const key = o.key === undefined ? null : checkKey("key", o.key);
   const { uniqueKey, onConflict } = checkUnique(o);
+  // Every row of the call has these fields; each gets its own id and args.
+  const shared: NewWorkInput = {
+    id: "",
+    pool: ctx.pool,
+    kind,
+    fnName,
+    name,
+    args: "",
+    runAt,
+    enqueuedAt: now,
+    retry,
+    timeoutMs,
+    onComplete,
+    context,
+    priority,
+    key,
+    meta,
+    uniqueKey,
+    onConflict,
+  };
   const rows = input.argsList.map((args, i) =>
-    newWorkRow(
-      {
-        pool: ctx.pool,
-        kind,
-        fnName,
-        name,
-        args: encodeJson(argsField === "args" ? "args" : `argsArray[${i}]`, args),
-        runAt,
-        retry,
-        timeoutMs,
-        onComplete,
-        context,
-        priority,
-        key,
-        meta,
-        uniqueKey,
-        onConflict,
-      },
-      now,
-    ),
+    newWork(shared, newWorkId(now), encodeJson(argsField === "args" ? "args" : `argsArray[${i}]`, args)),
   );
   const count = rows.length;
   const written = collapseUnique(rows);

@@ -10,7 +10,7 @@ import { DRIVER, type Driver, type NewWork, type WorkRow } from "../../src/drive
 import type { WorkDetailRow } from "../../src/driver/admin-ops.js";
 import { EventHub, PoolLogger } from "../../src/events.js";
 import { HandlerRegistry } from "../../src/handlers.js";
-import { finishActions, type FinishEntry } from "../../src/internal/transitions/finish.js";
+import { finishInOneCall, finishInTransaction, type FinishEntry } from "../../src/internal/transitions/finish.js";
 import type { AttemptOutcome } from "../../src/internal/transitions/outcome.js";
 import type { PoolRuntime } from "../../src/internal/runtime.js";
 import { Tracing } from "../../src/internal/tracing.js";
@@ -132,18 +132,16 @@ test.each(HARNESSES.map((h) => [h.name, h] as const))(
     const driver = h.store[DRIVER];
     expect(driver.complete).toBeTypeOf("function");
     const clock = new ManualClock(T0 + 50);
-    // The transaction path: the same driver with its one-call complete hidden.
-    const withoutComplete = new Proxy(driver, { get: (t, k) => (k === "complete" ? undefined : (Reflect.get(t, k) as unknown)) });
     const paths = [
-      { pool: "one-call", rt: runtime(driver, "one-call", clock) },
-      { pool: "transaction", rt: runtime(withoutComplete as Driver<unknown>, "transaction", clock) },
+      { pool: "one-call", rt: runtime(driver, "one-call", clock), finish: finishInOneCall },
+      { pool: "transaction", rt: runtime(driver, "transaction", clock), finish: finishInTransaction },
     ];
     const results: Record<string, unknown>[][] = [];
     const stats = [];
-    for (const { pool, rt } of paths) {
+    for (const { pool, rt, finish } of paths) {
       const claimed = await prepare(driver, pool);
       const batch: FinishEntry[] = claimed.map((row, i) => ({ row, outcome: CASES[i]!.outcome, level: 0 }));
-      await finishActions(rt, batch, () => null);
+      await finish(rt, batch, () => null);
       const after = await Promise.all(claimed.map((r) => driver.readWorkDetail(r.id)));
       results.push(after.map((r) => comparable(r!)));
       stats.push(await driver.readStats(pool));
@@ -188,12 +186,11 @@ test.each(HARNESSES.map((h) => [h.name, h] as const))(
     live.push(h);
     const driver = h.store[DRIVER];
     const clock = new ManualClock(T0 + 50);
-    const withoutComplete = new Proxy(driver, { get: (t, k) => (k === "complete" ? undefined : (Reflect.get(t, k) as unknown)) });
-    for (const [pool, d] of [
-      ["one-call", driver],
-      ["transaction", withoutComplete as Driver<unknown>],
+    for (const [pool, finish] of [
+      ["one-call", finishInOneCall],
+      ["transaction", finishInTransaction],
     ] as const) {
-      const rt = runtime(d, pool, clock);
+      const rt = runtime(driver, pool, clock);
       await driver.ensurePool(pool, { maxParallelism: 10, logLevel: "REPORT", keyParallelism: null }, {});
       const work = newWork(pool, T0, { retry: { maxAttempts: 3, initialBackoffMs: 100, base: 2 } });
       const id = work.id;
@@ -208,7 +205,7 @@ test.each(HARNESSES.map((h) => [h.name, h] as const))(
         { row: first, outcome: { kind: "failed", error: "late", retryable: true }, level: 0 },
         { row: second, outcome: { kind: "success", returnValue: "current" }, level: 0 },
       ];
-      await finishActions(rt, batch, () => null);
+      await finish(rt, batch, () => null);
       const row = (await driver.readWorkDetail(id))!;
       expect({ state: row.state, attempt: row.attempt, result: row.result, log: row.attemptLog }, pool).toEqual({
         state: "finished",

@@ -4,9 +4,10 @@
  * other batch (one array per column). Each form must store every column as given.
  */
 import { expect, test } from "vitest";
-import type { NewWork } from "../../src/driver/driver.js";
+import type { NewWork, WorkRow } from "../../src/driver/driver.js";
 import { DRIVER } from "../../src/driver/driver.js";
-import { insertParams } from "../../src/drivers/postgres/rows.js";
+import { newWork as buildNewWork, ROW_COLUMNS } from "../../src/driver/work-columns.js";
+import { insertParams } from "../../src/drivers/postgres/insert.js";
 import { T0 } from "../helpers/common.js";
 import { freshStore, useCleanups, useSharedServer } from "./helpers.js";
 import { newWork } from "../helpers/new-work.js";
@@ -44,25 +45,9 @@ async function stored(rows: NewWork[]): Promise<NewWork[]> {
   const byId = new Map(read.map((r) => [r.id, r]));
   return rows.map((r) => {
     const w = byId.get(r.id)!;
-    return {
-      id: w.id,
-      pool: w.pool,
-      kind: w.kind,
-      fnName: w.fnName,
-      name: w.name,
-      args: w.args,
-      runAt: w.runAt,
-      enqueuedAt: w.enqueuedAt,
-      retry: w.retry,
-      timeoutMs: w.timeoutMs,
-      onComplete: w.onComplete,
-      context: w.context,
-      priority: w.priority,
-      key: w.key,
-      meta: null,
-      uniqueKey: null,
-      onConflict: "keep",
-    };
+    // The stored row as a new row: every column of the list, no unique key.
+    const fields = Object.fromEntries(ROW_COLUMNS.map((c) => [c.field, w[c.field as keyof WorkRow]]));
+    return buildNewWork(fields as unknown as NewWork);
   });
 }
 

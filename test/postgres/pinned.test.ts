@@ -6,7 +6,7 @@
 import { once } from "node:events";
 import { expect, test } from "vitest";
 import pg from "pg";
-import { PINNED_IDLE_MS, PinnedConnection } from "../../src/drivers/postgres/pinned.js";
+import { PINNED_IDLE_MS, PinnedConnection } from "../../src/drivers/postgres/connection/pinned.js";
 import { DATABASE_URL, adminQuery, until, useCleanups, useSharedServer } from "./helpers.js";
 
 useSharedServer();

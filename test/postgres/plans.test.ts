@@ -9,7 +9,8 @@ import { expect, test } from "vitest";
 import pg from "pg";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { newWorkId } from "../../src/ids.js";
-import { statementsFor } from "../../src/drivers/postgres/statements.js";
+import { poolSql } from "../../src/drivers/postgres/pools.js";
+import { statementsOf } from "../../src/drivers/postgres/statements.js";
 import { T0, quietLogger } from "../helpers/common.js";
 import { DATABASE_URL, adminQuery, freshStore, useCleanups, useSharedServer } from "./helpers.js";
 
@@ -101,7 +102,7 @@ test("claim(), complete() and enqueue_claim() use no sequential scan after their
 test("stats_shard() is inlined: the plan of the counters' insert computes the shard itself", async () => {
   const { schema, store } = freshStore(cleanups);
   await store.migrate();
-  const { addStats } = statementsFor(schema);
+  const { addStats } = statementsOf(schema, poolSql);
   const plan = await adminQuery<{ "QUERY PLAN": string }>(`EXPLAIN (VERBOSE, COSTS OFF) ${addStats.text}`, ["p", 1, 1, 0, 0, 0]);
   const text = plan.map((r) => r["QUERY PLAN"]).join("\n");
   expect(text).toMatch(/\(pg_backend_pid\(\) % \d+\)/);

@@ -6,13 +6,10 @@
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import pg, { type PoolClient } from "pg";
 import { DRIVER, type Driver, type PoolConfig, type Store, type WorkRow } from "../../src/driver/driver.js";
-import { toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "../../src/drivers/sqlite/rows.js";
-import {
-  toPoolConfig as toPgPoolConfig,
-  toWorkRow as toPgWorkRow,
-  type PgPoolRow,
-  type PgWorkRow,
-} from "../../src/drivers/postgres/rows.js";
+import { toPoolConfig, type SqlitePoolRow } from "../../src/drivers/sqlite/pools.js";
+import { toWorkRow, type SqliteWorkRow } from "../../src/drivers/sqlite/rows.js";
+import { toPoolConfig as toPgPoolConfig, type PgPoolRow } from "../../src/drivers/postgres/pools.js";
+import { toWorkRow as toPgWorkRow, type PgWorkRow } from "../../src/drivers/postgres/rows.js";
 import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { DATABASE_URL, dropSchema, randomSchema } from "../postgres/helpers.js";

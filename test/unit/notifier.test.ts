@@ -6,7 +6,7 @@
  */
 import { expect, test } from "vitest";
 import { ManualClock } from "../../src/clock.js";
-import { NOTIFY_COALESCE_MS, Notifier } from "../../src/drivers/postgres/notifier.js";
+import { NOTIFY_COALESCE_MS, Notifier } from "../../src/drivers/postgres/connection/notifier.js";
 
 function setup() {
   const clock = new ManualClock(1000);

@@ -1,17 +1,20 @@
 /**
- * The PostgreSQL statements behind the admin API (AdminOps in the driver interface): pool
- * summaries, listings and one work's detail, and changes to a pool's stored limit. Each
- * listing filter is literal SQL, so the planner can match it to a partial index; each
+ * The admin API's reads on PostgreSQL (AdminOps in the driver interface): pool summaries,
+ * the recent past (activity.ts), listings and one work's detail, and the admin's retry.
+ * Each listing filter is literal SQL, so the planner can match it to a partial index; each
  * filter combination is its own named statement, prepared once per connection.
  */
-import { createHash } from "node:crypto";
-import type { PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow, WorkListState } from "../../driver/admin-ops.js";
-import type { Pool } from "pg";
-import { inTransaction, run, type Queryable } from "./connection.js";
-import { quoteIdent } from "./names.js";
+import type { ActivityRead, AdminOps, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow, WorkListState } from "../../driver/admin-ops.js";
 import type { NewWork } from "../../driver/driver.js";
-import { insertParams, toWorkRow, type PgWorkRow } from "./rows.js";
-import { WORK_COLUMNS, type Statement } from "./statements.js";
+import { columnList, ROW_COLUMNS, rowValues } from "../../driver/work-columns.js";
+import { readActivity } from "./activity.js";
+import { inTransaction, run, type Queryable } from "./connection.js";
+import type { PgConnections } from "./connection/connections.js";
+import { columnParams } from "./insert.js";
+import { quoteIdent } from "./names.js";
+import { toRateLimit } from "./rate-limits.js";
+import { numOrNull, toWorkRow, WORK_SELECT, type PgWorkRow } from "./rows.js";
+import { named, statementsOf, type Statements } from "./statements.js";
 
 /** The listing's state filters, on the work row `w`. The finished kinds repeat the partial index's term. */
 const STATE_SQL: Record<WorkListState, string> = {
@@ -38,7 +41,7 @@ function poolCounts(work: string): string {
     `(SELECT coalesce(sum(w.started_at - w.run_at), 0)::float8 FROM ${work} w WHERE w.pool = n.pool AND ${where})`;
   // Pending work is counted through its two partial indexes (ready and parked): no index has
   // `state = 'pending'` alone, and that predicate read the whole table.
-  return `${count("w.state = 'pending' AND NOT w.parked")} + ${count("w.state = 'pending' AND w.parked")} AS pending_all,
+  return `${count("w.state = 'pending' AND NOT w.parked")} + ${count("w.state = 'pending' AND w.parked")} AS pending,
     ${count("w.state = 'pending' AND w.attempt > 0")} AS retrying,
     ${count("w.state = 'running'")} AS running,
     ${count("w.state = 'finished'")} AS finished,
@@ -67,16 +70,16 @@ function poolsIn(work: string, name: string, where: string): string {
       WHERE p.pool IS NOT NULL)`;
 }
 
-function named(text: string): Statement {
-  return { name: `workpool_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`, text };
-}
+/** The parameter of the retried work's id, after the new work's columns (ROW_COLUMNS). */
+const RETRIED = ROW_COLUMNS.length + 1;
+/** The parameter of the new work's id. */
+const NEW_ID = ROW_COLUMNS.findIndex((c) => c.field === "id") + 1;
 
 /** The fixed admin statements of a schema. */
-function adminSql(schema: string) {
-  const s = quoteIdent(schema);
+function adminSql(s: string) {
   const work = `${s}.work`;
   return {
-    readPools: named(`WITH RECURSIVE ${poolsIn(work, "ready", "w.state = 'pending' AND NOT w.parked")},
+    readPools: `WITH RECURSIVE ${poolsIn(work, "ready", "w.state = 'pending' AND NOT w.parked")},
       ${poolsIn(work, "parked", "w.state = 'pending' AND w.parked")}, ${poolsIn(work, "running", "w.state = 'running'")},
       ${poolsIn(work, "finished", "w.state = 'finished'")},
       n AS (SELECT name AS pool FROM ${s}.pools UNION SELECT pool FROM in_ready UNION SELECT pool FROM in_parked
@@ -84,33 +87,20 @@ function adminSql(schema: string) {
       -- The NULL that ends each skip is no pool.
       SELECT n.pool AS name, p.max_parallelism, p.paused_from, p.key_parallelism, p.rate_limit, p.rate_period_ms,
       p.key_rate_limit, p.key_rate_period_ms, ${poolCounts(work)}
-      FROM n LEFT JOIN ${s}.pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`),
-    readWorkDetail: named(
-      `SELECT ${WORK_COLUMNS.join(", ")}, attempt_log::text AS attempt_log, retried_as FROM ${work} WHERE id = $1::text`,
-    ),
-    // $1..$15 the new work's columns (as insertOne), $16 the retried work, $17 channel. One statement: the
-    // retried work is marked only while unmarked (a concurrent retry waits for the row, then finds it
-    // marked), and the new work is inserted, with its NOTIFY, only from the mark.
-    retryWork: named(`WITH mark AS (
-        UPDATE ${work} SET retried_as = $1::text WHERE id = $16::text AND state = 'finished' AND retried_as IS NULL
+      FROM n LEFT JOIN ${s}.pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`,
+    readWorkDetail: `SELECT ${WORK_SELECT}, attempt_log::text AS attempt_log, retried_as FROM ${work} WHERE id = $1::text`,
+    // The new work's columns (ROW_COLUMNS), then the retried work and the channel. One
+    // statement: the retried work is marked only while unmarked (a concurrent retry waits for
+    // the row, then finds it marked), and the new work is inserted, with its NOTIFY, only from the mark.
+    retryWork: `WITH mark AS (
+        UPDATE ${work} SET retried_as = $${NEW_ID}::text WHERE id = $${RETRIED}::text AND state = 'finished' AND retried_as IS NULL
         RETURNING pool),
       ins AS (
-        INSERT INTO ${work} (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete,
-          context, priority, key, meta)
-        SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'pending', $7::bigint, $8::bigint, $9::text,
-          $10::bigint, $11::text, $12::text, $13::int, $14::text, $15::text
+        INSERT INTO ${work} (${columnList(ROW_COLUMNS)}, state)
+        SELECT ${columnParams(ROW_COLUMNS)}, 'pending'
         FROM mark
         RETURNING pool)
-      SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(pg_notify($17::text, ins.pool)) FROM ins)::int AS notified`),
-    // $1 pool, $2 channel (the workers of every process re-read the limit), $3 new limit.
-    pause: named(`WITH u AS (UPDATE ${s}.pools SET paused_from = max_parallelism, max_parallelism = 0
-        WHERE name = $1::text AND paused_from IS NULL RETURNING name)
-      SELECT pg_notify($2::text, u.name) FROM u`),
-    resume: named(`WITH u AS (UPDATE ${s}.pools SET max_parallelism = paused_from, paused_from = NULL
-        WHERE name = $1::text AND paused_from IS NOT NULL RETURNING name)
-      SELECT pg_notify($2::text, u.name) FROM u`),
-    setLimit: named(`WITH u AS (UPDATE ${s}.pools SET max_parallelism = $3::int, paused_from = NULL WHERE name = $1::text RETURNING name)
-      SELECT pg_notify($2::text, u.name) FROM u`),
+      SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(pg_notify($${RETRIED + 1}::text, ins.pool)) FROM ins)::int AS notified`,
   };
 }
 
@@ -123,7 +113,7 @@ interface PgPoolReadRow {
   rate_period_ms: string | null;
   key_rate_limit: number | null;
   key_rate_period_ms: string | null;
-  pending_all: number;
+  pending: number;
   retrying: number;
   running: number;
   finished: number;
@@ -153,56 +143,19 @@ interface PgListRow {
   finished_at: string | number | null;
 }
 
-const numOrNull = (v: string | number | null): number | null => (v === null ? null : Number(v));
-
-/** The admin reads and writes of one schema. */
-export class PgAdmin {
-  private readonly sql: ReturnType<typeof adminSql>;
-  private readonly lists = new Map<string, Statement>();
+/** The admin operations of the PostgreSQL driver. */
+export class PgAdmin implements AdminOps {
+  private readonly sql: Statements<ReturnType<typeof adminSql>>;
 
   constructor(
     private readonly schema: string,
     private readonly channel: string,
+    private readonly conn: PgConnections,
   ) {
-    this.sql = adminSql(schema);
+    this.sql = statementsOf(schema, adminSql);
   }
 
-  /**
-   * In a transaction of its own, with JIT compilation off: the estimated cost of the
-   * counts passes the JIT's threshold with a few pools, and compiling took a second and a
-   * half where the query itself takes 50 ms (notes/admin-queries.md in the bench).
-   */
-  async readPools(pool: Pool, now: number, since: number): Promise<PoolRead[]> {
-    const rows = await inTransaction(pool, async (client) => {
-      await client.query("SET LOCAL jit = off");
-      return (await run<PgPoolReadRow>(client, this.sql.readPools, [now, since])).rows;
-    });
-    return rows.map((r) => ({
-      name: r.name,
-      maxParallelism: r.max_parallelism,
-      pausedFrom: r.paused_from,
-      keyParallelism: r.key_parallelism,
-      rateLimit: r.rate_limit === null || r.rate_period_ms === null ? null : { limit: r.rate_limit, periodMs: Number(r.rate_period_ms) },
-      keyRateLimit:
-        r.key_rate_limit === null || r.key_rate_period_ms === null
-          ? null
-          : { limit: r.key_rate_limit, periodMs: Number(r.key_rate_period_ms) },
-      pending: r.pending_all - r.retrying,
-      retrying: r.retrying,
-      running: r.running,
-      success: r.finished - r.failed - r.canceled,
-      failed: r.failed,
-      canceled: r.canceled,
-      oldestDueRunAt: numOrNull(r.oldest_due),
-      // Started since: the running and finished work that did (waited_count) and the work waiting to retry that did.
-      startedSince: r.waited_count + r.retried_since,
-      finishedSince: r.finished_since,
-      waitedCount: r.waited_count,
-      waitedSumMs: r.waited_sum,
-    }));
-  }
-
-  async listWork(db: Queryable, pool: string, q: WorkListQuery): Promise<WorkListRow[]> {
+  async listWork(pool: string, q: WorkListQuery): Promise<WorkListRow[]> {
     const where = ["w.pool = $1::text"];
     const params: unknown[] = [pool, q.limit];
     const param = (value: unknown, type: string): string => `$${params.push(value)}::${type}`;
@@ -217,9 +170,7 @@ export class PgAdmin {
     if (q.beforeId !== null) where.push(`w.id < ${param(q.beforeId, "text")}`);
     const text = `SELECT ${LIST_COLUMNS} FROM ${quoteIdent(this.schema)}.work w WHERE ${where.join(" AND ")}
       ORDER BY w.id DESC LIMIT $2::int`;
-    let stmt = this.lists.get(text);
-    if (!stmt) this.lists.set(text, (stmt = named(text)));
-    const { rows } = await run<PgListRow>(db, stmt, params);
+    const { rows } = await run<PgListRow>(this.conn.app, named(text), params);
     return rows.map((r) => ({
       id: r.id,
       pool: r.pool,
@@ -238,27 +189,60 @@ export class PgAdmin {
     }));
   }
 
-  async readWorkDetail(db: Queryable, id: string): Promise<WorkDetailRow | null> {
-    const { rows } = await run<PgWorkRow & { attempt_log: string | null; retried_as: string | null }>(db, this.sql.readWorkDetail, [id]);
+  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]> {
+    return readActivity(this.conn.pool, this.schema, pools, from, to, bucketMs);
+  }
+
+  /**
+   * In a transaction of its own, with JIT compilation off: the estimated cost of the
+   * counts passes the JIT's threshold with a few pools, and compiling took a second and a
+   * half where the query itself takes 50 ms (notes/admin-queries.md in the bench).
+   */
+  async readPools(now: number, since: number): Promise<PoolRead[]> {
+    const rows = await inTransaction(this.conn.pool, async (client) => {
+      await client.query("SET LOCAL jit = off");
+      return (await run<PgPoolReadRow>(client, this.sql.readPools, [now, since])).rows;
+    });
+    return rows.map((r) => ({
+      name: r.name,
+      maxParallelism: r.max_parallelism,
+      pausedFrom: r.paused_from,
+      keyParallelism: r.key_parallelism,
+      rateLimit: toRateLimit(r.rate_limit, r.rate_period_ms),
+      keyRateLimit: toRateLimit(r.key_rate_limit, r.key_rate_period_ms),
+      pending: r.pending,
+      retrying: r.retrying,
+      running: r.running,
+      finished: r.finished,
+      failed: r.failed,
+      canceled: r.canceled,
+      oldestDueRunAt: numOrNull(r.oldest_due),
+      retriedSince: r.retried_since,
+      finishedSince: r.finished_since,
+      waitedCount: r.waited_count,
+      waitedSumMs: r.waited_sum,
+    }));
+  }
+
+  async readWorkDetail(id: string): Promise<WorkDetailRow | null> {
+    const { rows } = await run<PgWorkRow & { attempt_log: string | null; retried_as: string | null }>(
+      this.conn.app,
+      this.sql.readWorkDetail,
+      [id],
+    );
     const row = rows[0];
     return row ? { ...toWorkRow(row), attemptLog: row.attempt_log, retriedAs: row.retried_as } : null;
   }
 
-  /** Records `work` as the retry of `id` and inserts it (see AdminOps.retryWork); false if `id` is not finished or was retried. */
-  async retryWork(db: Queryable, id: string, work: NewWork): Promise<boolean> {
-    const columns = insertParams([work]).params.slice(0, 15);
-    const { rows } = await run<{ inserted: number }>(db, this.sql.retryWork, [...columns, id, this.channel]);
+  /** One statement: marks `id` as retried by `work` and inserts it; false if `id` is not finished or was retried. */
+  async retryWork(id: string, work: NewWork): Promise<boolean> {
+    const { rows } = await run<{ inserted: number }>(this.conn.app, this.sql.retryWork, [...rowValues(work), id, this.channel]);
     return rows[0]!.inserted > 0;
   }
 
-  async changePoolLimit(db: Queryable, pool: string, change: PoolLimitChange): Promise<void> {
-    if ("pause" in change) await run(db, this.sql.pause, [pool, this.channel]);
-    else if ("resume" in change) await run(db, this.sql.resume, [pool, this.channel]);
-    else await run(db, this.sql.setLimit, [pool, this.channel, change.maxParallelism]);
-  }
-
   /** The highest migration recorded in the schema; 0 when the schema or its migrations table is missing. */
-  async schemaVersion(db: Queryable): Promise<number> {
+  async schemaVersion(): Promise<number> {
+    const db: Queryable = this.conn.db;
     const table = `${quoteIdent(this.schema)}.migrations`;
     const exists = await db.query<{ t: string | null }>({ text: "SELECT to_regclass($1) AS t", values: [table] });
     if (exists.rows[0]?.t == null) return 0;

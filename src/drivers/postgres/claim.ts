@@ -7,7 +7,16 @@ import type { ClaimOptions, ClaimResult, WorkRow } from "../../driver/driver.js"
 import { run, type Queryable } from "./connection.js";
 import { toClaimResult, type PgClaimRow } from "./rows.js";
 import { SendTime } from "./send-time.js";
-import type { Statements } from "./statements.js";
+import { statementsOf } from "./statements.js";
+
+/**
+ * See claim() in schema.sql: lock, count, claim, in one round trip. $1 pool, $2 worker,
+ * $3 now, $4 lease_until, $5 limit, $6/$7/$8 the key to take due rows after first
+ * (priority, run_at, id; NULL: from the head).
+ */
+const claimSql = (s: string) => ({
+  claim: `SELECT * FROM ${s}.claim($1::text, $2::text, $3::bigint, $4::bigint, $5::int, $6::int, $7::bigint, $8::text)`,
+});
 
 /**
  * How often a claim walks the pending index from its head whatever its key, ms: the
@@ -69,11 +78,11 @@ function isAfter(row: WorkRow, key: { priority: number; runAt: number; id: strin
   return row.runAt > key.runAt || (row.runAt === key.runAt && row.id > key.id);
 }
 
-/** Claims due work of `pool` on `db` (the pool, or a client inside BEGIN). */
-export async function claimOn(db: Queryable, stmts: Statements, keys: ClaimKeys, pool: string, opts: ClaimOptions): Promise<ClaimResult> {
+/** Claims due work of `pool` in `schema` on `db` (the pool, or a client inside BEGIN). */
+export async function claimOn(db: Queryable, schema: string, keys: ClaimKeys, pool: string, opts: ClaimOptions): Promise<ClaimResult> {
   const [afterPriority, afterRunAt, afterId] = keys.next(pool, opts.clock());
   const time = new SendTime(opts);
-  const { rows } = await run<PgClaimRow>(db, stmts.claim, [
+  const { rows } = await run<PgClaimRow>(db, statementsOf(schema, claimSql).claim, [
     pool,
     opts.workerId,
     time.now,

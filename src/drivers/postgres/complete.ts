@@ -9,7 +9,18 @@ import { FROM_HEAD, type ClaimKeys } from "./claim.js";
 import { run, type Queryable } from "./connection.js";
 import { toClaimResult, type PgClaimRow } from "./rows.js";
 import { SendTime } from "./send-time.js";
-import type { Statements } from "./statements.js";
+import { statementsOf } from "./statements.js";
+
+/**
+ * See complete() in schema.sql: a batch of action results plus the claim of the freed
+ * slots, in one round trip. $1 pool, $2 outcomes by id, $3 the canceled result, $4 now,
+ * $5 channel, $6 worker, $7 lease_until, $8 claim limit (0: no claim), $9/$10/$11 the
+ * claim's key (as claim's $6/$7/$8).
+ */
+const completeSql = (s: string) => ({
+  complete: `SELECT * FROM ${s}.complete($1::text, $2::jsonb, $3::text, $4::bigint, $5::text, $6::text, $7::bigint, $8::int,
+    $9::int, $10::bigint, $11::text)`,
+});
 
 /** The result a canceled attempt finishes with (a requested cancel wins over any outcome). */
 const CANCELED_RESULT = JSON.stringify({ kind: "canceled" });
@@ -17,10 +28,10 @@ const CANCELED_RESULT = JSON.stringify({ kind: "canceled" });
 /** A row of complete(): what was written, then the claim's columns (NULL without a claim). */
 type PgCompleteRow = PgClaimRow & { stale: string[]; canceled: string[] };
 
-/** Writes action results of `pool` and claims for the freed slots, on `db`, in one statement. */
+/** Writes action results of `pool` in `schema` and claims for the freed slots, on `db`, in one statement. */
 export async function completeOn(
   db: Queryable,
-  stmts: Statements,
+  schema: string,
   keys: ClaimKeys,
   channel: string,
   pool: string,
@@ -31,7 +42,7 @@ export async function completeOn(
   const [afterPriority, afterRunAt, afterId] = claim ? keys.next(pool, claim.clock()) : FROM_HEAD;
   // One time for the writes and the claim in the function: with a claim, the time it is sent.
   const time = claim ? new SendTime(claim) : null;
-  const { rows } = await run<PgCompleteRow>(db, stmts.complete, [
+  const { rows } = await run<PgCompleteRow>(db, statementsOf(schema, completeSql).complete, [
     pool,
     outcomesJson(writes),
     CANCELED_RESULT,

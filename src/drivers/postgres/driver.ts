@@ -18,13 +18,16 @@
  * - Connection faults surface as rejected promises. The core retries claims, result
  *   writes and heartbeats with backoff; the pool replaces dead connections; the
  *   listener reconnects by itself.
+ *
+ * The driver holds one object per noun of the interface (work.ts, pools.ts, schedules.ts,
+ * admin.ts) and hands each call to it; the connections they run on are in connection/.
  */
 import type { Client, Pool, PoolClient } from "pg";
-import type { CancelableFilter, PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
-import type { ActivityRead } from "../../driver/admin-ops.js";
+import type { ActivityRead, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
 import {
   DRIVER,
   type AttemptRef,
+  type CancelableFilter,
   type ClaimOptions,
   type ClaimResult,
   type CompleteResult,
@@ -35,36 +38,36 @@ import {
   type NewWork,
   type PoolConfig,
   type PoolCounts,
+  type PoolLimitChange,
   type PoolStats,
+  type RateLimits,
   type Store,
   type TxOps,
   type WorkRow,
 } from "../../driver/driver.js";
-import type { TransactionExecutor } from "../../driver/tx-executor.js";
-import { run, type Queryable } from "./connection.js";
-import { Listener } from "./listener.js";
-import { Notifier } from "./notifier.js";
-import { PinnedConnection } from "./pinned.js";
-import { channelName, quoteIdent } from "./names.js";
-import { ClaimKeys, claimOn } from "./claim.js";
-import { completeOn } from "./complete.js";
-import { toPoolStats, toWorkRow, type PgStatsRow, type PgWorkRow } from "./rows.js";
-import { ensurePoolOn, readPoolConfigOn } from "./pool-config.js";
-import { heartbeatOn } from "./heartbeat.js";
-import { statementsFor, type Statements } from "./statements.js";
-import { TxChecker } from "./tx-check.js";
-import { isTransientPgError } from "./errors.js";
-import { Vacuumer, type VacuumSettings } from "./vacuum.js";
-import { PgActivity } from "./activity.js";
-import { PgAdmin } from "./admin.js";
-import { PgSchedules } from "./schedules.js";
-import { PgStoreLifecycle } from "./lifecycle.js";
-import { PgTransactions } from "./transactions.js";
-import { PgWorkInserter } from "./insert.js";
 import { RunningWorkers } from "../../driver/running-workers.js";
 import type { WorkflowOps } from "../../driver/workflow-ops.js";
-import { pgWorkflowOps } from "./workflows.js";
-import type { RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
+import { PgWorkflows } from "./workflows.js";
+import type { ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
+import type { TransactionExecutor } from "../../driver/tx-executor.js";
+import { PgAdmin } from "./admin.js";
+import { ClaimKeys } from "./claim.js";
+import { run } from "./connection.js";
+import { PgConnections } from "./connection/connections.js";
+import { isTransientPgError } from "./connection/errors.js";
+import { PgStoreLifecycle } from "./connection/lifecycle.js";
+import { Listener } from "./connection/listener.js";
+import { NOTIFY, Notifier } from "./connection/notifier.js";
+import { PinnedConnection } from "./connection/pinned.js";
+import { PgTransactions } from "./connection/transactions.js";
+import { TxChecker } from "./connection/tx-check.js";
+import { PgWorkInserter } from "./insert.js";
+import { channelName, quoteIdent } from "./names.js";
+import { PgPools } from "./pools.js";
+import { PgSchedules } from "./schedules.js";
+import { PgTxOps } from "./tx-ops.js";
+import { Vacuumer, type VacuumSettings } from "./vacuum.js";
+import { PgWork } from "./work.js";
 
 /** What the driver needs to run. */
 export interface PostgresDriverConfig {
@@ -101,43 +104,46 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   readonly listener: Listener;
   /** The NOTIFY side: coalesces the wake-ups of back-to-back enqueues. */
   readonly notifier: Notifier;
-  private readonly stmts: Statements;
-  private readonly channel: string;
-  /** Where this process's next claim of each pool starts its walk of the pending index. */
-  private readonly claimKeys = new ClaimKeys();
-  private readonly vacuumer: Vacuumer | null;
-  private readonly admin: PgAdmin;
-  private readonly activity: PgActivity;
-  private readonly schedules: PgSchedules;
   /** Migrate and close, and the connections statements run on while the store is open. */
   private readonly lifecycle: PgStoreLifecycle;
-  /** Our transactions, and which one the calling code runs inside. */
-  private readonly transactions: PgTransactions;
-  /** The enqueue paths. */
-  private readonly inserter: PgWorkInserter;
+  private readonly work: PgWork;
+  private readonly pools: PgPools;
+  private readonly schedules: PgSchedules;
+  private readonly admin: PgAdmin;
+  private readonly flows: PgWorkflows;
 
   constructor(config: PostgresDriverConfig) {
+    const { schema } = config;
     this.pool = config.pool;
-    const pinned = new PinnedConnection(config.pool);
-    this.schema = config.schema;
+    this.schema = schema;
     this.pollIntervalMs = config.pollIntervalMs;
-    this.vacuumer = config.vacuum ? new Vacuumer(`${quoteIdent(config.schema)}.work`, config.vacuum) : null;
-    this.stmts = statementsFor(config.schema);
-    this.channel = channelName(config.schema);
-    this.listener = new Listener(config.newListenClient, this.channel);
-    const txChecker = new TxChecker(config.pool);
-    this.admin = new PgAdmin(config.schema, this.channel);
-    this.activity = new PgActivity(config.schema);
-    this.schedules = new PgSchedules(config.schema, this.channel);
+    const channel = channelName(schema);
+    this.listener = new Listener(config.newListenClient, channel);
     this.notifier = new Notifier(
       async (pool) => {
-        await run(this.pool, this.stmts.notify, [this.channel, pool]);
+        await run(this.pool, NOTIFY, [channel, pool]);
       },
       (pool) => this.listener.wakeLocal(pool),
     );
+    const pinned = new PinnedConnection(config.pool);
     this.lifecycle = new PgStoreLifecycle({ ...config, pinned, listener: this.listener, notifier: this.notifier, workers: this.workers });
-    this.transactions = new PgTransactions(this.stmts, this.channel, this.claimKeys);
-    this.inserter = new PgWorkInserter(this.stmts, this.channel, this.notifier, txChecker, this.lifecycle, this.transactions);
+    const claimKeys = new ClaimKeys();
+    const transactions = new PgTransactions((client) => new PgTxOps(client, schema, channel, claimKeys));
+    const conn = new PgConnections(this.lifecycle, transactions);
+    const inserter = new PgWorkInserter(schema, channel, this.notifier, new TxChecker(config.pool), this.lifecycle, transactions);
+    const vacuumer = config.vacuum ? new Vacuumer(`${quoteIdent(schema)}.work`, config.vacuum) : null;
+    this.work = new PgWork({ schema, channel, conn, transactions, inserter, claimKeys, vacuumer });
+    this.pools = new PgPools(schema, channel, conn);
+    this.schedules = new PgSchedules(schema, channel, conn);
+    this.admin = new PgAdmin(schema, channel, conn);
+    this.flows = new PgWorkflows(schema, conn);
+  }
+
+  // The store as a whole.
+
+  /** Closes the LISTEN connection and, if the store created it, the pool. Idempotent. */
+  close(): Promise<void> {
+    return this.lifecycle.close();
   }
 
   isTransientError(e: unknown): boolean {
@@ -149,175 +155,150 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
     return this.lifecycle.migrate();
   }
 
-  /** Closes the LISTEN connection and, if the store created it, the pool. Idempotent. */
-  close(): Promise<void> {
-    return this.lifecycle.close();
-  }
-
-  /** Where autocommit statements run, once the store is known to be open: the held client or the pool. */
-  private get db(): Queryable {
-    return this.lifecycle.db;
-  }
-
-  /** The pool itself, once the store is known to be open: for transactions and VACUUM. */
-  private get openPool(): Pool {
-    return this.lifecycle.openPool;
-  }
-
-  /** Where a call made on behalf of the application runs: inside the handler's transaction, or on the pool. */
-  private get app(): Queryable {
-    return this.transactions.joinedClient() ?? this.db;
-  }
-
-  ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
-    return ensurePoolOn(() => this.app, this.stmts, this.channel, pool, seed, overrides);
-  }
-
-  async readPoolConfig(pool: string): Promise<PoolConfig | null> {
-    return readPoolConfigOn(this.app, this.stmts, pool);
-  }
-
-  /** See insert.ts: one statement per batch, in `tx`, in the handler's transaction, or in autocommit. */
-  insertWork(rows: readonly NewWork[], tx?: PoolClient | TransactionExecutor): Promise<string[]> {
-    return this.inserter.insertWork(rows, tx);
-  }
-
-  /** One statement in autocommit: see enqueue_claim() in schema.sql. */
-  insertAndClaim(row: NewWork, claim: ClaimOptions): Promise<WorkRow | null> {
-    return this.inserter.insertAndClaim(row, claim);
-  }
-
-  /** One statement in autocommit: see claim() in schema.sql. */
-  async claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
-    return claimOn(this.db, this.stmts, this.claimKeys, pool, opts);
-  }
-
-  /** One statement in autocommit: see complete() in schema.sql. */
-  async complete(pool: string, writes: readonly CompletionWrite[], now: number, claim: ClaimOptions | null): Promise<CompleteResult> {
-    return completeOn(this.db, this.stmts, this.claimKeys, this.channel, pool, writes, now, claim);
-  }
-
-  async heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], lease: LeaseRenewal): Promise<HeartbeatResult> {
-    if (!refs.length) return { cancelRequested: [], lost: [] };
-    return heartbeatOn(this.db, this.stmts, pool, workerId, refs, lease);
-  }
-
-  workflows(tx?: PoolClient): WorkflowOps {
-    return pgWorkflowOps(tx ?? this.app, this.schema);
-  }
-
-  async readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {
-    if (!ids.length) return [];
-    return (await run<PgWorkRow>(this.app, this.stmts.readWork, [pool, ids])).rows.map(toWorkRow);
-  }
-
-  async listCancelable(pool: string, before: number, limit: number, filter: CancelableFilter = {}): Promise<string[]> {
-    const params = [pool, before, limit, filter.fnName ?? null, filter.pendingOnly ?? false, filter.key ?? null];
-    return (await run<{ id: string }>(this.app, this.stmts.listCancelable, params)).rows.map((r) => r.id);
-  }
-
-  readPools(now: number, since: number): Promise<PoolRead[]> {
-    return this.admin.readPools(this.openPool, now, since);
-  }
-
-  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]> {
-    return this.activity.read(this.openPool, pools, from, to, bucketMs);
-  }
-
-  listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]> {
-    return this.admin.listWork(this.app, pool, query);
-  }
-
-  readWorkDetail(id: string): Promise<WorkDetailRow | null> {
-    return this.admin.readWorkDetail(this.app, id);
-  }
-
-  retryWork(id: string, work: NewWork): Promise<boolean> {
-    return this.admin.retryWork(this.app, id, work);
-  }
-
-  changePoolLimit(pool: string, change: PoolLimitChange): Promise<void> {
-    return this.admin.changePoolLimit(this.app, pool, change);
-  }
-
-  schemaVersion(): Promise<number> {
-    return this.admin.schemaVersion(this.db);
-  }
-
-  /** BEGIN ... COMMIT on a client of the pool; nested in one of ours (cancel() from a mutation), a savepoint. */
-  transaction<T>(fn: (ops: TxOps<PoolClient>) => Promise<T>): Promise<T> {
-    return this.transactions.run(() => this.openPool, fn);
-  }
-
-  /** See vacuum.ts: VACUUM of the work table once its dead rows pass the threshold. */
-  async vacuum(now: number): Promise<boolean> {
-    return this.vacuumer ? this.vacuumer.maybeVacuum(this.openPool, now) : false;
-  }
-
-  async acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean> {
-    const { rowCount } = await run(this.db, this.stmts.acquireLeader, [pool, workerId, now + ttlMs, now]);
-    return rowCount > 0;
-  }
-
-  async releaseLeadership(pool: string, workerId: string): Promise<void> {
-    await run(this.db, this.stmts.releaseLeader, [pool, workerId]);
-  }
-
-  async deleteFinishedBefore(pool: string, before: number, limit: number): Promise<number> {
-    return (await run(this.db, this.stmts.deleteFinishedBefore, [pool, before, limit])).rowCount;
-  }
-
-  async deleteFinishedIds(pool: string, ids: readonly string[]): Promise<string[]> {
-    if (!ids.length) return [];
-    return (await run<{ id: string }>(this.app, this.stmts.deleteFinishedIds, [pool, ids])).rows.map((r) => r.id);
-  }
-
-  async readStats(pool: string): Promise<PoolStats> {
-    return toPoolStats((await run<PgStatsRow>(this.app, this.stmts.readStats, [pool])).rows[0]);
-  }
-
-  async counts(pool: string, now: number): Promise<PoolCounts> {
-    const row = (await run<{ pending: number; due: number; running: number }>(this.app, this.stmts.counts, [pool, now])).rows[0]!;
-    return { pending: row.pending, running: row.running, backlog: row.due };
-  }
-
-  upsertSchedule(pool: string, write: ScheduleWrite): Promise<void> {
-    return this.schedules.upsert(this.app, pool, write);
-  }
-
-  deleteSchedule(pool: string, id: string): Promise<boolean> {
-    return this.schedules.delete(this.app, pool, id);
-  }
-
-  listSchedules(pool: string | null): Promise<ScheduleRow[]> {
-    return this.schedules.list(this.app, pool);
-  }
-
-  dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }> {
-    return this.schedules.due(this.db, pool, now, limit);
-  }
-
-  /** One statement in autocommit: the compare-and-set, the insert and its NOTIFY. */
-  advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean> {
-    return this.schedules.advance(this.db, pool, step);
-  }
-
-  async setRateLimits(pool: string, limits: Partial<RateLimits>): Promise<void> {
-    await this.schedules.setRateLimits(this.app, pool, limits);
-    // A removed or raised limit may let held work start, in any process.
-    await run(this.app, this.stmts.notify, [this.channel, pool]);
-  }
-
-  readRateLimits(pool: string): Promise<RateLimits> {
-    return this.schedules.readRateLimits(this.app, pool);
-  }
-
-  countRateLimited(pool: string, now: number): Promise<number> {
-    return this.schedules.countRateLimited(this.app, pool, now);
-  }
-
   subscribe(pool: string, onWake: () => void): () => void {
     if (this.lifecycle.closed) return () => undefined;
     return this.listener.subscribe(pool, onWake);
+  }
+
+  // WorkOps (work.ts).
+
+  claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
+    return this.work.claim(pool, opts);
+  }
+
+  complete(pool: string, writes: readonly CompletionWrite[], now: number, claim: ClaimOptions | null): Promise<CompleteResult> {
+    return this.work.complete(pool, writes, now, claim);
+  }
+
+  deleteFinishedBefore(pool: string, before: number, limit: number): Promise<number> {
+    return this.work.deleteFinishedBefore(pool, before, limit);
+  }
+
+  deleteFinishedIds(pool: string, ids: readonly string[]): Promise<string[]> {
+    return this.work.deleteFinishedIds(pool, ids);
+  }
+
+  heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], lease: LeaseRenewal): Promise<HeartbeatResult> {
+    return this.work.heartbeat(pool, workerId, refs, lease);
+  }
+
+  insertAndClaim(row: NewWork, claim: ClaimOptions): Promise<WorkRow | null> {
+    return this.work.insertAndClaim(row, claim);
+  }
+
+  insertWork(rows: readonly NewWork[], tx?: PoolClient | TransactionExecutor): Promise<string[]> {
+    return this.work.insertWork(rows, tx);
+  }
+
+  listCancelable(pool: string, before: number, limit: number, filter?: CancelableFilter): Promise<string[]> {
+    return this.work.listCancelable(pool, before, limit, filter);
+  }
+
+  readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {
+    return this.work.readWork(pool, ids);
+  }
+
+  transaction<T>(fn: (ops: TxOps<PoolClient>) => Promise<T>): Promise<T> {
+    return this.work.transaction(fn);
+  }
+
+  vacuum(now: number): Promise<boolean> {
+    return this.work.vacuum(now);
+  }
+
+  // PoolOps (pools.ts).
+
+  acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean> {
+    return this.pools.acquireLeadership(pool, workerId, now, ttlMs);
+  }
+
+  changePoolLimit(pool: string, change: PoolLimitChange): Promise<void> {
+    return this.pools.changePoolLimit(pool, change);
+  }
+
+  countRateLimited(pool: string, now: number): Promise<number> {
+    return this.pools.countRateLimited(pool, now);
+  }
+
+  counts(pool: string, now: number): Promise<PoolCounts> {
+    return this.pools.counts(pool, now);
+  }
+
+  ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
+    return this.pools.ensurePool(pool, seed, overrides);
+  }
+
+  readPoolConfig(pool: string): Promise<PoolConfig | null> {
+    return this.pools.readPoolConfig(pool);
+  }
+
+  readRateLimits(pool: string): Promise<RateLimits> {
+    return this.pools.readRateLimits(pool);
+  }
+
+  readStats(pool: string): Promise<PoolStats> {
+    return this.pools.readStats(pool);
+  }
+
+  releaseLeadership(pool: string, workerId: string): Promise<void> {
+    return this.pools.releaseLeadership(pool, workerId);
+  }
+
+  setRateLimits(pool: string, limits: Partial<RateLimits>): Promise<void> {
+    return this.pools.setRateLimits(pool, limits);
+  }
+
+  // ScheduleOps (schedules.ts).
+
+  advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean> {
+    return this.schedules.advanceSchedule(pool, step);
+  }
+
+  deleteSchedule(pool: string, id: string): Promise<boolean> {
+    return this.schedules.deleteSchedule(pool, id);
+  }
+
+  dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }> {
+    return this.schedules.dueSchedules(pool, now, limit);
+  }
+
+  listSchedules(pool: string | null): Promise<ScheduleRow[]> {
+    return this.schedules.listSchedules(pool);
+  }
+
+  upsertSchedule(pool: string, write: ScheduleWrite): Promise<void> {
+    return this.schedules.upsertSchedule(pool, write);
+  }
+
+  // AdminOps (admin.ts).
+
+  listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]> {
+    return this.admin.listWork(pool, query);
+  }
+
+  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]> {
+    return this.admin.readActivity(pools, from, to, bucketMs);
+  }
+
+  readPools(now: number, since: number): Promise<PoolRead[]> {
+    return this.admin.readPools(now, since);
+  }
+
+  readWorkDetail(id: string): Promise<WorkDetailRow | null> {
+    return this.admin.readWorkDetail(id);
+  }
+
+  retryWork(id: string, work: NewWork): Promise<boolean> {
+    return this.admin.retryWork(id, work);
+  }
+
+  schemaVersion(): Promise<number> {
+    return this.admin.schemaVersion();
+  }
+
+  // Workflows.
+
+  workflows(tx?: PoolClient): WorkflowOps {
+    return this.flows.workflows(tx);
   }
 }

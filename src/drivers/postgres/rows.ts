@@ -1,15 +1,21 @@
 /**
- * Mapping between PostgreSQL rows and the driver's types. node-postgres returns BIGINT
- * as a string (it may not fit a JS number); every BIGINT here is an epoch-ms time or a
- * counter well below 2^53, so Number() is exact.
+ * Mapping between PostgreSQL work rows and the driver's WorkRow. node-postgres returns
+ * BIGINT as a string (it may not fit a JS number); every BIGINT here is an epoch-ms time or
+ * a counter well below 2^53, so Number() is exact. The mappers are written out field by
+ * field: a loop over the column list measured over ten times slower per row, and a claim
+ * maps every row it takes (test/driver/contract/insert.ts checks that they carry every
+ * column of the list).
  */
-import type { ClaimAt, ClaimResult, NewWork, OnCompleteState, PoolConfig, PoolStats, WorkFields, WorkRow } from "../../driver/driver.js";
+import { byClaimOrder, type ClaimAt, type ClaimResult, type OnCompleteState, type WorkFields, type WorkRow } from "../../driver/driver.js";
+import { ROW_COLUMNS, STATE_COLUMNS } from "../../driver/work-columns.js";
 import type { LogLevel } from "../../events.js";
 import type { RetryBehavior, WorkKind, WorkState } from "../../types.js";
-import { byClaimOrder, newWorkValues } from "../../driver/work-values.js";
 
 /** A BIGINT as node-postgres returns it. */
-type BigIntText = string | number;
+export type BigIntText = string | number;
+
+/** The columns of a whole row, as its reads select them (toWorkRow reads them). */
+export const WORK_SELECT = [...ROW_COLUMNS.map((c) => c.column), ...STATE_COLUMNS].join(", ");
 
 /** A row of the work table as node-postgres returns it. */
 export interface PgWorkRow {
@@ -42,27 +48,13 @@ export interface PgWorkRow {
   meta: string | null;
 }
 
-/** A row of the pools table. */
-export interface PgPoolRow {
-  max_parallelism: number;
-  log_level: string;
-  key_parallelism: number | null;
-}
-
-/** A row of summed stats. */
-export interface PgStatsRow {
-  completed: BigIntText;
-  succeeded: BigIntText;
-  failed: BigIntText;
-  retries: BigIntText;
-  canceled: BigIntText;
-}
-
-function num(v: BigIntText): number {
+/** A BIGINT as a number. */
+export function num(v: BigIntText): number {
   return typeof v === "number" ? v : Number(v);
 }
 
-function numOrNull(v: BigIntText | null): number | null {
+/** A nullable BIGINT as a number or null. */
+export function numOrNull(v: BigIntText | null): number | null {
   return v === null ? null : num(v);
 }
 
@@ -225,76 +217,5 @@ export function toClaimResult(r: PgClaimRow, pool: string, opts: ClaimAt): Claim
     config: { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel, keyParallelism: r.key_parallelism },
     running: (r.running_count ?? 0) + claimed.length,
     nextRunAt: numOrNull(r.next_run_at),
-  };
-}
-
-/** Which insert statement a batch of new work takes (see insertStatements in statements.ts). */
-export type InsertForm = "one" | "shared" | "rows";
-
-/** One row's values in the insert statements' column order ($1..$16). */
-function columns(w: NewWork): unknown[] {
-  return newWorkValues(w, retryText(w.retry));
-}
-
-/** Positions of id and args among the columns: the only ones a shared batch sends as arrays. */
-const ID = 0;
-const ARGS = 5;
-
-/**
- * The insert statement for `rows` and its parameters ($1..$16, in column order): a single
- * row as scalars; rows that differ only in id and args (as one enqueue call makes them)
- * as two arrays and fourteen scalars; any other batch as one array per column (for unnest).
- */
-export function insertParams(rows: readonly NewWork[]): { form: InsertForm; params: unknown[] } {
-  const first = rows[0]!;
-  if (rows.length === 1) return { form: "one", params: columns(first) };
-  if (rows.every((r) => sharesColumns(r, first))) {
-    const params = columns(first);
-    params[ID] = rows.map((r) => r.id);
-    params[ARGS] = rows.map((r) => r.args);
-    return { form: "shared", params };
-  }
-  const perRow = rows.map(columns);
-  return { form: "rows", params: perRow[0]!.map((_, i) => perRow.map((values) => values[i])) };
-}
-
-/** True if `a` and `b` agree on every column but id and args (retry by identity: one enqueue shares one object). */
-function sharesColumns(a: NewWork, b: NewWork): boolean {
-  return (
-    a.pool === b.pool &&
-    a.kind === b.kind &&
-    a.fnName === b.fnName &&
-    a.name === b.name &&
-    a.runAt === b.runAt &&
-    a.enqueuedAt === b.enqueuedAt &&
-    a.retry === b.retry &&
-    a.timeoutMs === b.timeoutMs &&
-    a.onComplete === b.onComplete &&
-    a.context === b.context &&
-    a.priority === b.priority &&
-    a.key === b.key &&
-    a.meta === b.meta &&
-    a.uniqueKey === b.uniqueKey
-  );
-}
-
-function retryText(retry: RetryBehavior | null): string | null {
-  return retry === null ? null : JSON.stringify(retry);
-}
-
-/** Converts a pool row. */
-export function toPoolConfig(r: PgPoolRow): PoolConfig {
-  return { maxParallelism: r.max_parallelism, logLevel: r.log_level as LogLevel, keyParallelism: r.key_parallelism };
-}
-
-/** Converts summed stats. */
-export function toPoolStats(r: PgStatsRow | undefined): PoolStats {
-  if (!r) return { completed: 0, succeeded: 0, failed: 0, retries: 0, canceled: 0 };
-  return {
-    completed: num(r.completed),
-    succeeded: num(r.succeeded),
-    failed: num(r.failed),
-    retries: num(r.retries),
-    canceled: num(r.canceled),
   };
 }

@@ -1,20 +1,25 @@
 /**
- * Schedules and rate limits on PostgreSQL: the statements behind ScheduleOps. A tick is
- * one statement: the compare-and-set of the schedule's next_run_at and the insert of its
- * work (with its NOTIFY), so it commits whole or not at all and only once per tick.
+ * Schedules on PostgreSQL (ScheduleOps in the driver interface). A tick is one statement:
+ * the compare-and-set of the schedule's next_run_at and the insert of its work (with its
+ * NOTIFY), so it commits whole or not at all and only once per tick.
  */
-import { createHash } from "node:crypto";
-import type { CatchUp, RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
-import type { RateLimit, WorkKind } from "../../types.js";
-import { run, type Queryable } from "./connection.js";
-import { quoteIdent } from "./names.js";
-import type { Statement } from "./statements.js";
+import type { CatchUp, ScheduleAdvance, ScheduleOps, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
+import { columnList, ROW_COLUMNS, rowValues } from "../../driver/work-columns.js";
+import type { WorkKind } from "../../types.js";
+import { run } from "./connection.js";
+import type { PgConnections } from "./connection/connections.js";
+import { columnParams } from "./insert.js";
+import { statementsOf, type Statements } from "./statements.js";
 
 const COLUMNS = `pool, id, cron, timezone, catch_up, kind, fn_name, args, options, next_run_at, last_tick, last_work_id, revision,
   created_at, updated_at`;
 
-function texts(schema: string) {
-  const s = quoteIdent(schema);
+/** The parameter of the tick's first work column: the work's columns (ROW_COLUMNS) follow the step's seven. */
+const WORK_FROM = 8;
+/** The parameter of the tick's work id. */
+const WORK_ID = WORK_FROM + ROW_COLUMNS.findIndex((c) => c.field === "id");
+
+function scheduleSql(s: string) {
   return {
     upsert: `INSERT INTO ${s}.schedules AS c
         (pool, id, cron, timezone, catch_up, kind, fn_name, args, options, next_run_at, created_at, updated_at)
@@ -29,33 +34,22 @@ function texts(schema: string) {
     due: `SELECT ${COLUMNS} FROM ${s}.schedules WHERE pool = $1::text AND next_run_at <= $2::bigint ORDER BY next_run_at LIMIT $3::int`,
     nextAt: `SELECT min(next_run_at) AS t FROM ${s}.schedules WHERE pool = $1::text AND next_run_at > $2::bigint`,
     // $1 pool, $2 id, $3 revision, $4 expected next_run_at, $5 new next_run_at, $6 tick (NULL: skip),
-    // $7..$18, $20, $21 the work's columns (NULL id: none), $19 channel.
+    // $7 channel, $8... the work's columns (NULL id: none).
     advance: `WITH adv AS (
         UPDATE ${s}.schedules SET next_run_at = $5::bigint, last_tick = coalesce($6::bigint, last_tick),
-          last_work_id = coalesce($7::text, last_work_id)
+          last_work_id = coalesce($${WORK_ID}::text, last_work_id)
         WHERE pool = $1::text AND id = $2::text AND revision = $3::int AND next_run_at = $4::bigint
         RETURNING pool),
       ins AS (
-        INSERT INTO ${s}.work (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete,
-          context, priority, key, meta)
-        SELECT $7::text, adv.pool, $8::text, $9::text, $10::text, $11::text, 'pending', $12::bigint, $13::bigint, $14::text,
-          $15::bigint, $16::text, $17::text, $18::int, $20::text, $21::text
-        FROM adv WHERE $7::text IS NOT NULL
+        INSERT INTO ${s}.work (${columnList(ROW_COLUMNS)}, state)
+        SELECT ${columnParams(ROW_COLUMNS, WORK_FROM)}, 'pending'
+        FROM adv WHERE $${WORK_ID}::text IS NOT NULL
         RETURNING pool)
-      SELECT (SELECT count(*) FROM adv)::int AS applied, (SELECT count(pg_notify($19::text, ins.pool)) FROM ins)::int AS notified`,
-    setRate: `UPDATE ${s}.pools SET rate_limit = $2::int, rate_period_ms = $3::bigint WHERE name = $1::text`,
-    setKeyRate: `UPDATE ${s}.pools SET key_rate_limit = $2::int, key_rate_period_ms = $3::bigint WHERE name = $1::text`,
-    startsSince: `SELECT count(*)::int AS n FROM ${s}.starts WHERE pool = $1::text AND at > $2::bigint`,
-    dueCount: `SELECT count(*)::int AS n FROM ${s}.work WHERE pool = $1::text AND state = 'pending' AND run_at <= $2::bigint`,
-    dueOfFullKeys: `SELECT count(*)::int AS n FROM ${s}.work
-      WHERE pool = $1::text AND state = 'pending' AND run_at <= $2::bigint AND key IN (
-        SELECT key FROM ${s}.starts WHERE pool = $1::text AND key IS NOT NULL AND at > $3::bigint GROUP BY key HAVING count(*) >= $4::int)`,
-    readRates: `SELECT rate_limit, rate_period_ms::float8 AS rate_period_ms, key_rate_limit, key_rate_period_ms::float8 AS key_rate_period_ms
-      FROM ${s}.pools WHERE name = $1::text`,
+      SELECT (SELECT count(*) FROM adv)::int AS applied, (SELECT count(pg_notify($7::text, ins.pool)) FROM ins)::int AS notified`,
   };
 }
 
-type ScheduleStatements = { readonly [K in keyof ReturnType<typeof texts>]: Statement };
+type ScheduleStatements = Statements<ReturnType<typeof scheduleSql>>;
 
 interface PgScheduleRow {
   pool: string;
@@ -95,100 +89,43 @@ function toSchedule(r: PgScheduleRow): ScheduleRow {
   };
 }
 
-function toRateLimit(limit: number | null, periodMs: number | null): RateLimit | null {
-  return limit === null || periodMs === null ? null : { limit, periodMs };
-}
-
-/** The schedule and rate-limit statements of one schema. */
-export class PgSchedules {
-  private readonly stmts: ScheduleStatements;
+/** The schedule operations of the PostgreSQL driver. */
+export class PgSchedules implements ScheduleOps {
+  private readonly sql: ScheduleStatements;
 
   constructor(
     schema: string,
     private readonly channel: string,
+    private readonly conn: PgConnections,
   ) {
-    const built: Record<string, Statement> = {};
-    for (const [key, text] of Object.entries(texts(schema))) {
-      built[key] = { name: `workpool_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`, text };
-    }
-    this.stmts = built as ScheduleStatements;
+    this.sql = statementsOf(schema, scheduleSql);
   }
 
-  async upsert(db: Queryable, pool: string, w: ScheduleWrite): Promise<void> {
-    await run(db, this.stmts.upsert, [pool, w.id, w.cron, w.timezone, w.catchUp, w.kind, w.fnName, w.args, w.options, w.nextRunAt, w.now]);
-  }
-
-  async delete(db: Queryable, pool: string, id: string): Promise<boolean> {
-    return (await run(db, this.stmts.delete, [pool, id])).rowCount > 0;
-  }
-
-  async list(db: Queryable, pool: string | null): Promise<ScheduleRow[]> {
-    return (await run<PgScheduleRow>(db, this.stmts.list, [pool])).rows.map(toSchedule);
-  }
-
-  async due(db: Queryable, pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }> {
-    const due = (await run<PgScheduleRow>(db, this.stmts.due, [pool, now, limit])).rows.map(toSchedule);
-    const t = (await run<{ t: string | null }>(db, this.stmts.nextAt, [pool, now])).rows[0]?.t ?? null;
-    return { due, nextAt: t === null ? null : Number(t) };
-  }
-
-  async advance(db: Queryable, pool: string, step: ScheduleAdvance): Promise<boolean> {
-    const w = step.tick?.work ?? null;
-    const { rows } = await run<{ applied: number }>(db, this.stmts.advance, [
-      pool,
-      step.id,
-      step.revision,
-      step.expectNextRunAt,
-      step.nextRunAt,
-      step.tick?.at ?? null,
-      w?.id ?? null,
-      w?.kind ?? null,
-      w?.fnName ?? null,
-      w?.name ?? null,
-      w?.args ?? null,
-      w?.runAt ?? null,
-      w?.enqueuedAt ?? null,
-      w?.retry ? JSON.stringify(w.retry) : null,
-      w?.timeoutMs ?? null,
-      w?.onComplete ?? null,
-      w?.context ?? null,
-      w?.priority ?? 0,
-      this.channel,
-      w?.key ?? null,
-      w?.meta ?? null,
-    ]);
+  /** One statement in autocommit: the compare-and-set, the insert and its NOTIFY. */
+  async advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean> {
+    const work = step.tick ? rowValues(step.tick.work) : ROW_COLUMNS.map(() => null);
+    const head = [pool, step.id, step.revision, step.expectNextRunAt, step.nextRunAt, step.tick?.at ?? null, this.channel];
+    const { rows } = await run<{ applied: number }>(this.conn.db, this.sql.advance, [...head, ...work]);
     return rows[0]!.applied > 0;
   }
 
-  async setRateLimits(db: Queryable, pool: string, limits: Partial<RateLimits>): Promise<void> {
-    if (limits.rateLimit !== undefined) {
-      await run(db, this.stmts.setRate, [pool, limits.rateLimit?.limit ?? null, limits.rateLimit?.periodMs ?? null]);
-    }
-    if (limits.keyRateLimit !== undefined) {
-      await run(db, this.stmts.setKeyRate, [pool, limits.keyRateLimit?.limit ?? null, limits.keyRateLimit?.periodMs ?? null]);
-    }
+  async deleteSchedule(pool: string, id: string): Promise<boolean> {
+    return (await run(this.conn.app, this.sql.delete, [pool, id])).rowCount > 0;
   }
 
-  async readRateLimits(db: Queryable, pool: string): Promise<RateLimits> {
-    const { rows } = await run<{
-      rate_limit: number | null;
-      rate_period_ms: number | null;
-      key_rate_limit: number | null;
-      key_rate_period_ms: number | null;
-    }>(db, this.stmts.readRates, [pool]);
-    const r = rows[0];
-    if (!r) return { rateLimit: null, keyRateLimit: null };
-    return { rateLimit: toRateLimit(r.rate_limit, r.rate_period_ms), keyRateLimit: toRateLimit(r.key_rate_limit, r.key_rate_period_ms) };
+  async dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }> {
+    const db = this.conn.db;
+    const due = (await run<PgScheduleRow>(db, this.sql.due, [pool, now, limit])).rows.map(toSchedule);
+    const t = (await run<{ t: string | null }>(db, this.sql.nextAt, [pool, now])).rows[0]?.t ?? null;
+    return { due, nextAt: t === null ? null : Number(t) };
   }
 
-  async countRateLimited(db: Queryable, pool: string, now: number): Promise<number> {
-    const { rateLimit, keyRateLimit } = await this.readRateLimits(db, pool);
-    if (rateLimit) {
-      const started = (await run<{ n: number }>(db, this.stmts.startsSince, [pool, now - rateLimit.periodMs])).rows[0]!.n;
-      if (started >= rateLimit.limit) return (await run<{ n: number }>(db, this.stmts.dueCount, [pool, now])).rows[0]!.n;
-    }
-    if (!keyRateLimit) return 0;
-    const params = [pool, now, now - keyRateLimit.periodMs, keyRateLimit.limit];
-    return (await run<{ n: number }>(db, this.stmts.dueOfFullKeys, params)).rows[0]!.n;
+  async listSchedules(pool: string | null): Promise<ScheduleRow[]> {
+    return (await run<PgScheduleRow>(this.conn.app, this.sql.list, [pool])).rows.map(toSchedule);
+  }
+
+  async upsertSchedule(pool: string, w: ScheduleWrite): Promise<void> {
+    const values = [pool, w.id, w.cron, w.timezone, w.catchUp, w.kind, w.fnName, w.args, w.options, w.nextRunAt, w.now];
+    await run(this.conn.app, this.sql.upsert, values);
   }
 }

@@ -2,11 +2,11 @@
  * Workflow runs, journals and events on PostgreSQL (see driver/workflow-ops.ts): one named
  * statement per operation, on the client of a transaction or on the store's connections.
  */
-import { createHash } from "node:crypto";
-import type { NewRun, RunRow, RunUpdate, StepRow, WorkflowOps } from "../../driver/workflow-ops.js";
+import type { PoolClient } from "pg";
+import type { NewRun, RunRow, RunUpdate, StepRow, WorkflowOps, WorkflowStoreOps } from "../../driver/workflow-ops.js";
 import { run, type Queryable } from "./connection.js";
-import { quoteIdent } from "./names.js";
-import type { Statement } from "./statements.js";
+import type { PgConnections } from "./connection/connections.js";
+import { statementsOf } from "./statements.js";
 
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
   oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at::float8 AS created_at,
@@ -14,10 +14,11 @@ const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, c
 const STEP_COLUMNS = `run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at::float8 AS started_at,
   finished_at::float8 AS finished_at`;
 
-function sql(schema: string) {
-  const runs = `${quoteIdent(schema)}.workflow_runs`;
-  const steps = `${quoteIdent(schema)}.workflow_steps`;
-  const events = `${quoteIdent(schema)}.workflow_events`;
+/** The statements of workflow runs, journals and events. */
+export function workflowSql(s: string) {
+  const runs = `${s}.workflow_runs`;
+  const steps = `${s}.workflow_steps`;
+  const events = `${s}.workflow_events`;
   return {
     insertRun: `INSERT INTO ${runs} (id, pool, name, args, state, on_complete, context, oc_state, parent_id, parent_step,
       created_at, updated_at, deadline)
@@ -57,22 +58,6 @@ function sql(schema: string) {
     waitingFor: `SELECT min(n) AS n FROM ${steps} WHERE run_id = $1 AND kind = 'event' AND name = $2 AND state = 'waiting'`,
     openChildren: `SELECT id FROM ${runs} WHERE parent_id = $1 AND state IN ('running', 'canceling', 'blocked') ORDER BY id`,
   };
-}
-
-type Statements = { [K in keyof ReturnType<typeof sql>]: Statement };
-const cache = new Map<string, Statements>();
-
-function statementsOf(schema: string): Statements {
-  let stmts = cache.get(schema);
-  if (!stmts) {
-    const built: Record<string, Statement> = {};
-    for (const [key, text] of Object.entries(sql(schema))) {
-      built[key] = { name: `workpool_wf_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`, text };
-    }
-    stmts = built as Statements;
-    cache.set(schema, stmts);
-  }
-  return stmts;
 }
 
 /** A run row as pg returns it (BIGINT columns read as float8 above). */
@@ -155,7 +140,7 @@ function updateValues(id: string, generation: number | null, u: RunUpdate): unkn
 
 /** The workflow operations of the store in `schema`, on `db` (a client inside BEGIN, or the store's connections). */
 export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
-  const s = statementsOf(schema);
+  const s = statementsOf(schema, workflowSql);
   return {
     insertRun: async (r: NewRun) =>
       (await run(db, s.insertRun, [r.id, r.pool, r.name, r.args, r.onComplete, r.context, r.parentId, r.parentStep, r.now, r.deadline]))
@@ -202,4 +187,16 @@ export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
     waitingFor: async (runId, name) => (await run<{ n: number | null }>(db, s.waitingFor, [runId, name])).rows[0]?.n ?? null,
     openChildren: async (runId) => (await run<{ id: string }>(db, s.openChildren, [runId])).rows.map((r) => r.id),
   };
+}
+
+/** Workflows on PostgreSQL (the workflow noun of the driver interface). */
+export class PgWorkflows implements WorkflowStoreOps<PoolClient> {
+  constructor(
+    private readonly schema: string,
+    private readonly conn: PgConnections,
+  ) {}
+
+  workflows(tx?: PoolClient): WorkflowOps {
+    return pgWorkflowOps(tx ?? this.conn.app, this.schema);
+  }
 }

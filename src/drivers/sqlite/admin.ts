@@ -1,14 +1,20 @@
 /**
- * The SQLite statements behind the admin API (AdminOps in the driver interface): pool
- * summaries, listings and one work's detail, and changes to a pool's stored limit. Each
- * listing filter is literal SQL, so SQLite can match it to a partial index; the
- * statements are prepared once per connection and filter combination.
+ * The admin API's reads on SQLite (AdminOps in the driver interface): pool summaries, the
+ * recent past (activity.ts), listings and one work's detail, and the admin's retry. Each
+ * listing filter is literal SQL, so SQLite can match it to a partial index; each filter
+ * combination is prepared once per connection.
  */
-import type { Database, Statement } from "better-sqlite3";
-import type { PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow, WorkListState } from "../../driver/admin-ops.js";
+import type { Database } from "better-sqlite3";
+import type { ActivityRead, AdminOps, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow, WorkListState } from "../../driver/admin-ops.js";
 import type { NewWork } from "../../driver/driver.js";
-import { insertValues, toWorkRow, type SqliteWorkRow } from "./rows.js";
-import { statementsFor } from "./statements.js";
+import { newWorkValues } from "../../driver/work-columns.js";
+import { readActivity } from "./activity.js";
+import type { SqliteConnectionAccess } from "./connection/connection-access.js";
+import type { PoolWakeups } from "./connection/wakeups.js";
+import { INSERT_SQL } from "./insert.js";
+import { toRateLimit } from "./rate-limits.js";
+import { toWorkRow, type SqliteWorkRow } from "./rows.js";
+import { prepared, preparedText, type Prepared } from "./statements.js";
 
 /** The listing's state filters. The finished kinds repeat the partial index's term, so SQLite uses it. */
 const STATE_SQL: Record<WorkListState, string> = {
@@ -47,7 +53,7 @@ const LIST_COLUMNS = `id, pool, kind, fn_name, name, state, ${RESULT_KIND} AS re
  */
 const POOL_COUNTS = `
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.parked = 0)
-  + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.parked = 1) AS pending_all,
+  + (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.parked = 1) AS pending,
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'pending' AND w.attempt > 0) AS retrying,
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'running') AS running,
   (SELECT count(*) FROM workpool_work w WHERE w.pool = n.pool AND w.state = 'finished') AS finished,
@@ -82,11 +88,8 @@ const SQL = {
       p.key_rate_limit, p.key_rate_period_ms, ${POOL_COUNTS}
     FROM n LEFT JOIN workpool_pools p ON p.name = n.pool WHERE n.pool IS NOT NULL ORDER BY n.pool`,
   readWorkDetail: `SELECT * FROM workpool_work WHERE id = ?`,
-  // A work is retried once: the caller inserts the retry only if this changed the row.
+  // A work is retried once: the retry is inserted only if this changed the row.
   markRetried: `UPDATE workpool_work SET retried_as = ? WHERE id = ? AND state = 'finished' AND retried_as IS NULL`,
-  pause: `UPDATE workpool_pools SET paused_from = max_parallelism, max_parallelism = 0 WHERE name = ? AND paused_from IS NULL`,
-  resume: `UPDATE workpool_pools SET max_parallelism = paused_from, paused_from = NULL WHERE name = ? AND paused_from IS NOT NULL`,
-  setLimit: `UPDATE workpool_pools SET max_parallelism = ?, paused_from = NULL WHERE name = ?`,
   schemaVersion: `SELECT coalesce(max(version), 0) AS v FROM workpool_migrations`,
   ...Object.fromEntries(
     Object.entries(SCANNED_IN_ID_ORDER).map(([state, { count }]) => [
@@ -105,7 +108,7 @@ interface SqlitePoolReadRow {
   rate_period_ms: number | null;
   key_rate_limit: number | null;
   key_rate_period_ms: number | null;
-  pending_all: number;
+  pending: number;
   retrying: number;
   running: number;
   finished: number;
@@ -154,91 +157,95 @@ function toListRow(r: SqliteListRow): WorkListRow {
   };
 }
 
-/** The admin statements of one connection. */
-export class SqliteAdminStatements {
-  private readonly fixed: { [K in keyof typeof SQL]: Statement };
-  private readonly lists = new Map<string, Statement>();
+/** The admin operations of the SQLite driver, on the store's connection. */
+export class SqliteAdmin implements AdminOps {
+  private readonly sql: Prepared<typeof SQL>;
+  private readonly insert: Prepared<typeof INSERT_SQL>["insert"];
 
-  constructor(private readonly db: Database) {
-    const prepared: Partial<Record<keyof typeof SQL, Statement>> = {};
-    for (const key of Object.keys(SQL) as (keyof typeof SQL)[]) prepared[key] = db.prepare(SQL[key]);
-    this.fixed = prepared as { [K in keyof typeof SQL]: Statement };
+  constructor(
+    private readonly db: Database,
+    private readonly access: SqliteConnectionAccess,
+    private readonly wakeups: PoolWakeups,
+  ) {
+    this.sql = prepared(db, SQL);
+    this.insert = prepared(db, INSERT_SQL).insert;
   }
 
-  readPools(now: number, since: number): PoolRead[] {
-    return (this.fixed.readPools.all({ now, since }) as SqlitePoolReadRow[]).map((r) => ({
-      name: r.name,
-      maxParallelism: r.max_parallelism,
-      pausedFrom: r.paused_from,
-      keyParallelism: r.key_parallelism,
-      rateLimit: r.rate_limit === null || r.rate_period_ms === null ? null : { limit: r.rate_limit, periodMs: Number(r.rate_period_ms) },
-      keyRateLimit:
-        r.key_rate_limit === null || r.key_rate_period_ms === null
-          ? null
-          : { limit: r.key_rate_limit, periodMs: Number(r.key_rate_period_ms) },
-      pending: r.pending_all - r.retrying,
-      retrying: r.retrying,
-      running: r.running,
-      success: r.finished - r.failed - r.canceled,
-      failed: r.failed,
-      canceled: r.canceled,
-      oldestDueRunAt: r.oldest_due,
-      // Started since: the running and finished work that did (waited_count) and the work waiting to retry that did.
-      startedSince: r.waited_count + r.retried_since,
-      finishedSince: r.finished_since,
-      waitedCount: r.waited_count,
-      waitedSumMs: r.waited_sum,
-    }));
+  listWork(pool: string, q: WorkListQuery): Promise<WorkListRow[]> {
+    return this.access.read(() => {
+      const where = ["pool = @pool", ...(q.state === null ? [] : [this.stateTerm(pool, q.state)])];
+      if (q.fnName !== null) where.push("fn_name = @fn_name");
+      if (q.id !== null) where.push("id = @id");
+      if (q.key !== null) where.push("key = @key");
+      if (q.prefix !== null) where.push("(substr(fn_name, 1, length(@prefix)) = @prefix OR substr(name, 1, length(@prefix)) = @prefix)");
+      if (q.beforeId !== null) where.push("id < @before");
+      const sql = `SELECT ${LIST_COLUMNS} FROM workpool_work WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT @limit`;
+      const params: Record<string, string | number> = { pool, limit: q.limit };
+      if (q.fnName !== null) params.fn_name = q.fnName;
+      if (q.id !== null) params.id = q.id;
+      if (q.key !== null) params.key = q.key;
+      if (q.prefix !== null) params.prefix = q.prefix;
+      if (q.beforeId !== null) params.before = q.beforeId;
+      return (preparedText(this.db, sql).all(params) as SqliteListRow[]).map(toListRow);
+    });
   }
 
-  listWork(pool: string, q: WorkListQuery): WorkListRow[] {
-    const where = ["pool = @pool", ...(q.state === null ? [] : [this.stateTerm(pool, q.state)])];
-    if (q.fnName !== null) where.push("fn_name = @fn_name");
-    if (q.id !== null) where.push("id = @id");
-    if (q.key !== null) where.push("key = @key");
-    if (q.prefix !== null) where.push("(substr(fn_name, 1, length(@prefix)) = @prefix OR substr(name, 1, length(@prefix)) = @prefix)");
-    if (q.beforeId !== null) where.push("id < @before");
-    const sql = `SELECT ${LIST_COLUMNS} FROM workpool_work WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT @limit`;
-    let stmt = this.lists.get(sql);
-    if (!stmt) this.lists.set(sql, (stmt = this.db.prepare(sql)));
-    const params: Record<string, string | number> = { pool, limit: q.limit };
-    if (q.fnName !== null) params.fn_name = q.fnName;
-    if (q.id !== null) params.id = q.id;
-    if (q.key !== null) params.key = q.key;
-    if (q.prefix !== null) params.prefix = q.prefix;
-    if (q.beforeId !== null) params.before = q.beforeId;
-    return (stmt.all(params) as SqliteListRow[]).map(toListRow);
+  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]> {
+    return this.access.read(() => readActivity(this.db, pools, from, to, bucketMs));
+  }
+
+  readPools(now: number, since: number): Promise<PoolRead[]> {
+    return this.access.read(() =>
+      (this.sql.readPools.all({ now, since }) as SqlitePoolReadRow[]).map((r) => ({
+        name: r.name,
+        maxParallelism: r.max_parallelism,
+        pausedFrom: r.paused_from,
+        keyParallelism: r.key_parallelism,
+        rateLimit: toRateLimit(r.rate_limit, r.rate_period_ms),
+        keyRateLimit: toRateLimit(r.key_rate_limit, r.key_rate_period_ms),
+        pending: r.pending,
+        retrying: r.retrying,
+        running: r.running,
+        finished: r.finished,
+        failed: r.failed,
+        canceled: r.canceled,
+        oldestDueRunAt: r.oldest_due,
+        retriedSince: r.retried_since,
+        finishedSince: r.finished_since,
+        waitedCount: r.waited_count,
+        waitedSumMs: r.waited_sum,
+      })),
+    );
+  }
+
+  readWorkDetail(id: string): Promise<WorkDetailRow | null> {
+    return this.access.read(() => {
+      const row = this.sql.readWorkDetail.get(id) as
+        (SqliteWorkRow & { attempt_log: string | null; retried_as: string | null }) | undefined;
+      return row ? { ...toWorkRow(row), attemptLog: row.attempt_log, retriedAs: row.retried_as } : null;
+    });
+  }
+
+  /** Marks `id` as retried by `work` and inserts it, in one write transaction; false if `id` is not finished or was retried. */
+  async retryWork(id: string, work: NewWork): Promise<boolean> {
+    const inserted = await this.access.write(() => {
+      if (this.sql.markRetried.run(work.id, id).changes === 0) return false;
+      this.insert.run(newWorkValues(work));
+      return true;
+    });
+    if (inserted) this.wakeups.wakeSoon([work]);
+    return inserted;
+  }
+
+  schemaVersion(): Promise<number> {
+    return this.access.read(() => (this.sql.schemaVersion.get() as { v: number }).v);
   }
 
   /** The state filter's SQL, in the form that lists fastest for the pool's current rows (see SORT_AT_MOST). */
   private stateTerm(pool: string, state: WorkListState): string {
     const scanned = SCANNED_IN_ID_ORDER[state];
     if (!scanned) return STATE_SQL[state];
-    const { n } = this.fixed[`count_${state}` as keyof typeof SQL].get(pool) as { n: number };
+    const { n } = this.sql[`count_${state}` as keyof typeof SQL].get(pool) as { n: number };
     return n > SORT_AT_MOST ? scanned.scan : STATE_SQL[state];
-  }
-
-  readWorkDetail(id: string): WorkDetailRow | null {
-    const row = this.fixed.readWorkDetail.get(id) as
-      (SqliteWorkRow & { attempt_log: string | null; retried_as: string | null }) | undefined;
-    return row ? { ...toWorkRow(row), attemptLog: row.attempt_log, retriedAs: row.retried_as } : null;
-  }
-
-  /** Records `work` as the retry of `id` and inserts it, in the caller's write transaction; false if `id` is not finished or was retried. */
-  retryWork(id: string, work: NewWork): boolean {
-    if (this.fixed.markRetried.run(work.id, id).changes === 0) return false;
-    statementsFor(this.db).insertWorkRow.run(insertValues(work));
-    return true;
-  }
-
-  /** Applies the change in the caller's write transaction. */
-  changePoolLimit(pool: string, change: PoolLimitChange): void {
-    if ("pause" in change) this.fixed.pause.run(pool);
-    else if ("resume" in change) this.fixed.resume.run(pool);
-    else this.fixed.setLimit.run(change.maxParallelism, pool);
-  }
-
-  schemaVersion(): number {
-    return (this.fixed.schemaVersion.get() as { v: number }).v;
   }
 }

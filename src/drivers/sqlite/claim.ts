@@ -14,129 +14,174 @@
  * A key is parked only at its limit and stays there until one of its attempts ends, so
  * no key with room keeps parked work past the next claim.
  *
- * Rate limits (rate-limit.ts): the pool's window bounds the free slots; under a per-key
+ * Rate limits (rate-limits.ts): the pool's window bounds the free slots; under a per-key
  * rate limit rows are picked one by one and a key at its rate limit is passed over (not
  * parked: its window opens with time, not with a freed slot).
  */
-import { claimAt, type ClaimAt, type ClaimOptions, type ClaimResult, type PoolConfig, type WorkRow } from "../../driver/driver.js";
-import { toClaimedRow, toPoolConfig, type SqliteClaimedRow, type SqlitePoolRow } from "./rows.js";
-import type { Statements } from "./statements.js";
-import { RateWindow } from "./rate-limit.js";
-import { byClaimOrder } from "../../driver/work-values.js";
+import type { Database } from "better-sqlite3";
+import {
+  byClaimOrder,
+  claimAt,
+  type ClaimAt,
+  type ClaimOptions,
+  type ClaimResult,
+  type PoolConfig,
+  type WorkRow,
+} from "../../driver/driver.js";
+import { POOL_SQL, toPoolConfig, type SqlitePoolRow } from "./pools.js";
+import { RateWindow } from "./rate-limits.js";
+import { CLAIMED_COLUMNS, toClaimedRow, type SqliteClaimedRow } from "./rows.js";
+import { prepared, type Prepared } from "./statements.js";
 
-/**
- * Claims due work of `pool` under the write lock the caller holds (its own BEGIN
- * IMMEDIATE, or an open transaction): reads the pool's limits, counts running work of
- * every process and takes at most the free slots.
- */
-export function claimRows(stmts: Statements, pool: string, options: ClaimOptions): ClaimResult {
-  // The write lock is held: the claim's time is read now, not before waiting for it.
-  const opts = claimAt(options);
-  const poolRow = stmts.readPool.get(pool) as SqlitePoolRow | undefined;
-  if (!poolRow) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
-  const config = toPoolConfig(poolRow);
-  const running = (stmts.countRunning.get(pool) as { n: number }).n;
-  const rate = RateWindow.open(stmts, pool, opts.now);
-  const free = Math.max(0, Math.min(opts.limit, config.maxParallelism - running, rate?.room ?? Infinity));
-  const perKey = config.keyParallelism === null ? null : runningPerKey(stmts, pool);
-  if (perKey) unparkFreed(stmts, pool, config, perKey);
-  // With no per-key limit nothing is parked: the keys the trigger noted are of no use.
-  else stmts.takeFreedKeys.run(pool);
-  const claimed =
-    free === 0
-      ? []
-      : perKey || rate?.keyed
-        ? claimKeyed(stmts, pool, opts, free, config, perKey ?? new Map(), rate)
-        : claimPlain(stmts, pool, opts, free);
-  claimed.sort(byClaimOrder);
-  let next = claimed.length < free ? nextRunAt(stmts, pool) : null;
-  if (rate) {
-    rate.record(claimed.map((r) => r.key));
-    next = rate.nextWake(next, claimed.length < free, () => nextRunAt(stmts, pool));
+const SQL = {
+  runningKeys: `SELECT key, count(*) AS n FROM workpool_work WHERE pool = ? AND state = 'running' AND key IS NOT NULL GROUP BY key`,
+  // The claim walks due unparked work one priority at a time.
+  firstPriority: `SELECT priority FROM workpool_work WHERE pool = ? AND state = 'pending' AND parked = 0 ORDER BY priority LIMIT 1`,
+  nextPriority: `SELECT priority FROM workpool_work
+    WHERE pool = ? AND state = 'pending' AND parked = 0 AND priority > ? ORDER BY priority LIMIT 1`,
+  claimIn: `UPDATE workpool_work
+    SET state = 'running', attempt = attempt + 1, worker_id = @worker, lease_until = @lease_until, started_at = @now, unique_key = NULL
+    WHERE id IN (
+      SELECT id FROM workpool_work
+      WHERE pool = @pool AND state = 'pending' AND parked = 0 AND priority = @priority AND run_at <= @now
+      ORDER BY run_at, id LIMIT @limit)
+    RETURNING ${CLAIMED_COLUMNS}`,
+  dueIn: `SELECT id, key FROM workpool_work
+    WHERE pool = ? AND state = 'pending' AND parked = 0 AND priority = ? AND run_at <= ? ORDER BY run_at, id`,
+  claimIds: `UPDATE workpool_work
+    SET state = 'running', attempt = attempt + 1, worker_id = @worker, lease_until = @lease_until, started_at = @now, unique_key = NULL
+    WHERE id IN (SELECT value FROM json_each(@ids))
+    RETURNING ${CLAIMED_COLUMNS}`,
+  park: `UPDATE workpool_work SET parked = 1 WHERE id IN (SELECT value FROM json_each(?))`,
+  takeFreedKeys: `DELETE FROM workpool_freed_keys WHERE pool = ? RETURNING key`,
+  unparkKey: `UPDATE workpool_work SET parked = 0 WHERE id IN (
+    SELECT id FROM workpool_work WHERE pool = ? AND key = ? AND state = 'pending' AND parked = 1 ORDER BY priority, run_at, id LIMIT ?)`,
+  nextRunAtIn: `SELECT min(run_at) AS t FROM workpool_work WHERE pool = ? AND state = 'pending' AND parked = 0 AND priority = ?`,
+} as const;
+
+/** The claim of one connection (the store's): its statements prepared once. */
+export class SqliteClaim {
+  private readonly sql: Prepared<typeof SQL>;
+  private readonly pools: Prepared<typeof POOL_SQL>;
+
+  constructor(private readonly db: Database) {
+    this.sql = prepared(db, SQL);
+    this.pools = prepared(db, POOL_SQL);
   }
-  return { now: opts.now, claimed, config, running: running + claimed.length, nextRunAt: next };
-}
 
-/** The priorities of the pool's unparked pending work, lowest first: one index probe each. */
-function* priorities(stmts: Statements, pool: string): Generator<number> {
-  let row = stmts.firstPriority.get(pool) as { priority: number } | undefined;
-  while (row) {
-    yield row.priority;
-    row = stmts.nextPriority.get(pool, row.priority) as { priority: number } | undefined;
+  /**
+   * Claims due work of `pool` under the write lock the caller holds (its own BEGIN
+   * IMMEDIATE, or an open transaction): reads the pool's limits, counts running work of
+   * every process and takes at most the free slots.
+   */
+  claim(pool: string, options: ClaimOptions): ClaimResult {
+    // The write lock is held: the claim's time is read now, not before waiting for it.
+    const opts = claimAt(options);
+    const poolRow = this.pools.readPool.get(pool) as SqlitePoolRow | undefined;
+    if (!poolRow) throw new Error(`workpool: pool "${pool}" has no stored configuration (was the pool started?)`);
+    const config = toPoolConfig(poolRow);
+    const running = (this.pools.countRunning.get(pool) as { n: number }).n;
+    const rate = RateWindow.open(this.db, pool, opts.now, poolRow);
+    const free = Math.max(0, Math.min(opts.limit, config.maxParallelism - running, rate?.room ?? Infinity));
+    const perKey = config.keyParallelism === null ? null : this.runningPerKey(pool);
+    if (perKey) this.unparkFreed(pool, config, perKey);
+    // With no per-key limit nothing is parked: the keys the trigger noted are of no use.
+    else this.sql.takeFreedKeys.run(pool);
+    const claimed =
+      free === 0
+        ? []
+        : perKey || rate?.keyed
+          ? this.claimKeyed(pool, opts, free, config, perKey ?? new Map(), rate)
+          : this.claimPlain(pool, opts, free);
+    claimed.sort(byClaimOrder);
+    let next = claimed.length < free ? this.nextRunAt(pool) : null;
+    if (rate) {
+      rate.record(claimed.map((r) => r.key));
+      next = rate.nextWake(next, claimed.length < free, () => this.nextRunAt(pool));
+    }
+    return { now: opts.now, claimed, config, running: running + claimed.length, nextRunAt: next };
   }
-}
 
-/** Without a per-key limit: one statement per priority, each taking what is left of `free`. */
-function claimPlain(stmts: Statements, pool: string, opts: ClaimAt, free: number): WorkRow[] {
-  const claimed: WorkRow[] = [];
-  for (const priority of priorities(stmts, pool)) {
-    const params = { pool, priority, worker: opts.workerId, now: opts.now, lease_until: opts.leaseUntil, limit: free - claimed.length };
-    for (const r of stmts.claimIn.all(params) as SqliteClaimedRow[]) claimed.push(toClaimedRow(r, pool, opts));
-    if (claimed.length >= free) break;
+  /** The priorities of the pool's unparked pending work, lowest first: one index probe each. */
+  private *priorities(pool: string): Generator<number> {
+    let row = this.sql.firstPriority.get(pool) as { priority: number } | undefined;
+    while (row) {
+      yield row.priority;
+      row = this.sql.nextPriority.get(pool, row.priority) as { priority: number } | undefined;
+    }
   }
-  return claimed;
-}
 
-/** Running attempts of the pool per key (at most maxParallelism rows to count). */
-function runningPerKey(stmts: Statements, pool: string): Map<string, number> {
-  const rows = stmts.runningKeys.all(pool) as { key: string; n: number }[];
-  return new Map(rows.map((r) => [r.key, r.n]));
-}
-
-/** Gives back the parked work of the keys freed since the last claim, as much as each has room for. */
-function unparkFreed(stmts: Statements, pool: string, config: PoolConfig, perKey: ReadonlyMap<string, number>): void {
-  const freed = stmts.takeFreedKeys.all(pool) as { key: string }[];
-  for (const { key } of freed) {
-    const room = config.keyParallelism! - (perKey.get(key) ?? 0);
-    if (room > 0) stmts.unparkKey.run(pool, key, room);
+  /** Without a per-key limit: one statement per priority, each taking what is left of `free`. */
+  private claimPlain(pool: string, opts: ClaimAt, free: number): WorkRow[] {
+    const claimed: WorkRow[] = [];
+    for (const priority of this.priorities(pool)) {
+      const params = { pool, priority, worker: opts.workerId, now: opts.now, lease_until: opts.leaseUntil, limit: free - claimed.length };
+      for (const r of this.sql.claimIn.all(params) as SqliteClaimedRow[]) claimed.push(toClaimedRow(r, pool, opts));
+      if (claimed.length >= free) break;
+    }
+    return claimed;
   }
-}
 
-/**
- * Under a per-key limit or per-key rate limit: walks due work in claim order, taking a row
- * while its key has room, parking it when its key is at its parallelism and passing it over
- * when its key is at its rate limit, until `free` rows are taken.
- */
-function claimKeyed(
-  stmts: Statements,
-  pool: string,
-  opts: ClaimAt,
-  free: number,
-  config: PoolConfig,
-  perKey: Map<string, number>,
-  rate: RateWindow | null,
-): WorkRow[] {
-  const limit = config.keyParallelism ?? Infinity;
-  const take: string[] = [];
-  const park: string[] = [];
-  for (const priority of priorities(stmts, pool)) {
-    // Collected first: the connection runs no other statement while an iterator is open.
-    for (const r of stmts.dueIn.iterate(pool, priority, opts.now) as IterableIterator<{ id: string; key: string | null }>) {
-      if (r.key === null) take.push(r.id);
-      else {
-        const n = perKey.get(r.key) ?? 0;
-        if (n >= limit) park.push(r.id);
-        else if (!rate || rate.take(r.key)) {
-          take.push(r.id);
-          perKey.set(r.key, n + 1);
+  /** Running attempts of the pool per key (at most maxParallelism rows to count). */
+  private runningPerKey(pool: string): Map<string, number> {
+    const rows = this.sql.runningKeys.all(pool) as { key: string; n: number }[];
+    return new Map(rows.map((r) => [r.key, r.n]));
+  }
+
+  /** Gives back the parked work of the keys freed since the last claim, as much as each has room for. */
+  private unparkFreed(pool: string, config: PoolConfig, perKey: ReadonlyMap<string, number>): void {
+    const freed = this.sql.takeFreedKeys.all(pool) as { key: string }[];
+    for (const { key } of freed) {
+      const room = config.keyParallelism! - (perKey.get(key) ?? 0);
+      if (room > 0) this.sql.unparkKey.run(pool, key, room);
+    }
+  }
+
+  /**
+   * Under a per-key limit or per-key rate limit: walks due work in claim order, taking a row
+   * while its key has room, parking it when its key is at its parallelism and passing it over
+   * when its key is at its rate limit, until `free` rows are taken.
+   */
+  private claimKeyed(
+    pool: string,
+    opts: ClaimAt,
+    free: number,
+    config: PoolConfig,
+    perKey: Map<string, number>,
+    rate: RateWindow | null,
+  ): WorkRow[] {
+    const limit = config.keyParallelism ?? Infinity;
+    const take: string[] = [];
+    const park: string[] = [];
+    for (const priority of this.priorities(pool)) {
+      // Collected first: the connection runs no other statement while an iterator is open.
+      for (const r of this.sql.dueIn.iterate(pool, priority, opts.now) as IterableIterator<{ id: string; key: string | null }>) {
+        if (r.key === null) take.push(r.id);
+        else {
+          const n = perKey.get(r.key) ?? 0;
+          if (n >= limit) park.push(r.id);
+          else if (!rate || rate.take(r.key)) {
+            take.push(r.id);
+            perKey.set(r.key, n + 1);
+          }
         }
+        if (take.length >= free) break;
       }
       if (take.length >= free) break;
     }
-    if (take.length >= free) break;
+    if (park.length) this.sql.park.run(JSON.stringify(park));
+    if (!take.length) return [];
+    const params = { ids: JSON.stringify(take), worker: opts.workerId, now: opts.now, lease_until: opts.leaseUntil };
+    return (this.sql.claimIds.all(params) as SqliteClaimedRow[]).map((r) => toClaimedRow(r, pool, opts));
   }
-  if (park.length) stmts.park.run(JSON.stringify(park));
-  if (!take.length) return [];
-  const params = { ids: JSON.stringify(take), worker: opts.workerId, now: opts.now, lease_until: opts.leaseUntil };
-  return (stmts.claimIds.all(params) as SqliteClaimedRow[]).map((r) => toClaimedRow(r, pool, opts));
-}
 
-/** The earliest run_at of unparked pending work (parked work is due already): one probe per priority. */
-function nextRunAt(stmts: Statements, pool: string): number | null {
-  let next: number | null = null;
-  for (const priority of priorities(stmts, pool)) {
-    const t = (stmts.nextRunAtIn.get(pool, priority) as { t: number | null }).t;
-    if (t !== null && (next === null || t < next)) next = t;
+  /** The earliest run_at of unparked pending work (parked work is due already): one probe per priority. */
+  private nextRunAt(pool: string): number | null {
+    let next: number | null = null;
+    for (const priority of this.priorities(pool)) {
+      const t = (this.sql.nextRunAtIn.get(pool, priority) as { t: number | null }).t;
+      if (t !== null && (next === null || t < next)) next = t;
+    }
+    return next;
   }
-  return next;
 }

@@ -4,7 +4,7 @@
  * Why it is shaped this way:
  * - better-sqlite3 is synchronous, so each statement is atomic with respect to the event
  *   loop. Only a transaction that awaits a user handler spans event-loop turns; a Mutex
- *   keeps every other use of the connection out until it ends.
+ *   keeps every other use of the connection out until it ends (connection/).
  * - BEGIN IMMEDIATE takes SQLite's write lock at the start. That lock is the per-pool
  *   (in fact per-file) lock under which `claim` counts running work, so the global
  *   maxParallelism holds across every process sharing the file.
@@ -13,13 +13,16 @@
  * - Calls made from inside a handler's transaction (a mutation calling `pool.status`, or
  *   `enqueue` without `tx`) already own the connection: they run inside that transaction
  *   instead of waiting for the lock, which would never be released (deadlock).
+ *
+ * The driver holds one object per noun of the interface (work.ts, pools.ts, schedules.ts,
+ * admin.ts) and hands each call to it.
  */
 import type { Database } from "better-sqlite3";
-import type { CancelableFilter, PoolLimitChange, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
-import type { ActivityRead } from "../../driver/admin-ops.js";
+import type { ActivityRead, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
 import {
   DRIVER,
   type AttemptRef,
+  type CancelableFilter,
   type ClaimOptions,
   type ClaimResult,
   type CompleteResult,
@@ -30,47 +33,47 @@ import {
   type NewWork,
   type PoolConfig,
   type PoolCounts,
+  type PoolLimitChange,
   type PoolStats,
+  type RateLimits,
   type Store,
   type TxOps,
   type WorkRow,
 } from "../../driver/driver.js";
-import { isTransientSqliteError } from "./connection-checks.js";
-import { migrateSqlite } from "./migrate.js";
-import type { TransactionExecutor } from "../../driver/tx-executor.js";
-import { toPoolConfig, toWorkRow, type SqlitePoolRow, type SqliteWorkRow } from "./rows.js";
-import { statementsFor, type Statements } from "./statements.js";
-import { SqliteActivity } from "./activity.js";
-import { SqliteAdminStatements } from "./admin.js";
-import { claimRows } from "./claim.js";
-import { completeRows } from "./complete.js";
-import { SqliteTxOps } from "./tx-ops.js";
-import { SqliteSchedules } from "./schedules.js";
-import { SqliteConnectionAccess } from "./connection-access.js";
-import { SqliteWorkInserter } from "./insert.js";
-import { PoolWakeups } from "./wakeups.js";
 import { RunningWorkers } from "../../driver/running-workers.js";
 import type { WorkflowOps } from "../../driver/workflow-ops.js";
-import { sqliteWorkflowOps } from "./workflows.js";
-import type { RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
+import { SqliteWorkflows } from "./workflows.js";
+import type { ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
+import type { TransactionExecutor } from "../../driver/tx-executor.js";
+import { SqliteAdmin } from "./admin.js";
+import { SqliteClaim } from "./claim.js";
+import { SqliteConnectionAccess } from "./connection/connection-access.js";
+import { isTransientSqliteError } from "./connection/connection-checks.js";
+import { PoolWakeups } from "./connection/wakeups.js";
+import { migrateSqlite } from "./migrate.js";
+import { SqlitePools } from "./pools.js";
+import { SqliteSchedules } from "./schedules.js";
+import { SqliteTxOps } from "./tx-ops.js";
+import { SqliteWork } from "./work.js";
 
 /** The SQLite implementation of the driver interface; also the Store users hold. */
 export class SqliteDriver implements Driver<Database>, Store<Database> {
   readonly dialect = "sqlite";
   readonly synchronousTx = true;
+  /** One: every write takes SQLite's write lock, so a second batch in flight would only wait for it. */
+  readonly completionLanes = 1;
   readonly [DRIVER]: Driver<Database> = this;
   readonly workers = new RunningWorkers();
-  private readonly stmts: Statements;
   private closed = false;
-  private readonly admin: SqliteAdminStatements;
-  private readonly activity: SqliteActivity;
-  private readonly schedules: SqliteSchedules;
   /** Who uses the connection when: the lock, our transactions, short reads and writes. */
   private readonly access: SqliteConnectionAccess;
   /** This process's workers to wake when work may be ready. */
   private readonly wakeups = new PoolWakeups();
-  /** The enqueue paths. */
-  private readonly inserter: SqliteWorkInserter;
+  private readonly work: SqliteWork;
+  private readonly pools: SqlitePools;
+  private readonly schedules: SqliteSchedules;
+  private readonly admin: SqliteAdmin;
+  private readonly flows: SqliteWorkflows;
 
   /**
    * @param db the connection (schema already migrated)
@@ -82,13 +85,24 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     private readonly ownsDb: boolean,
     readonly pollIntervalMs: number,
   ) {
-    this.stmts = statementsFor(db);
-    const txOps = new SqliteTxOps(db, this.stmts);
-    this.admin = new SqliteAdminStatements(db);
-    this.activity = new SqliteActivity(db);
-    this.schedules = new SqliteSchedules(db);
-    this.access = new SqliteConnectionAccess(db, txOps);
-    this.inserter = new SqliteWorkInserter(db, this.stmts, this.access, this.wakeups, () => this.closed);
+    const claim = new SqliteClaim(db);
+    this.access = new SqliteConnectionAccess(db, new SqliteTxOps(db, claim));
+    this.work = new SqliteWork(db, this.access, this.wakeups, claim, () => this.closed);
+    this.pools = new SqlitePools(db, this.access, this.wakeups);
+    this.schedules = new SqliteSchedules(db, this.access, this.wakeups);
+    this.admin = new SqliteAdmin(db, this.access, this.wakeups);
+    this.flows = new SqliteWorkflows(db, this.access);
+  }
+
+  // The store as a whole.
+
+  async close(): Promise<void> {
+    await this.workers.stopAll();
+    await this.access.locked(() => {
+      if (this.closed) return;
+      this.closed = true;
+      if (this.ownsDb) this.db.close();
+    });
   }
 
   isTransientError(e: unknown): boolean {
@@ -101,205 +115,141 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     await this.access.locked(() => migrateSqlite(this.db));
   }
 
-  async close(): Promise<void> {
-    await this.workers.stopAll();
-    await this.access.locked(() => {
-      if (this.closed) return;
-      this.closed = true;
-      if (this.ownsDb) this.db.close();
-    });
+  subscribe(pool: string, onWake: () => void): () => void {
+    return this.wakeups.subscribe(pool, onWake);
   }
 
-  ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
-    return this.access.write(() => {
-      this.stmts.seedPool.run(pool, seed.maxParallelism, seed.logLevel, seed.keyParallelism);
-      if (overrides.maxParallelism !== undefined) this.stmts.setMaxParallelism.run({ n: overrides.maxParallelism, pool });
-      if (overrides.logLevel !== undefined) this.stmts.setLogLevel.run(overrides.logLevel, pool);
-      if (overrides.keyParallelism !== undefined) {
-        this.stmts.setKeyParallelism.run(overrides.keyParallelism, pool);
-        // Work parked at the old limit may have room under the new one: the claim walks it again.
-        this.stmts.unparkAll.run(pool);
-      }
-      return toPoolConfig(this.stmts.readPool.get(pool) as SqlitePoolRow);
-    });
-  }
-
-  readPoolConfig(pool: string): Promise<PoolConfig | null> {
-    return this.access.read(() => {
-      const row = this.stmts.readPool.get(pool) as SqlitePoolRow | undefined;
-      return row ? toPoolConfig(row) : null;
-    });
-  }
-
-  /** See insert.ts: on the store's connection, synchronously in the caller's `tx`, or through a transaction executor. */
-  insertWork(rows: readonly NewWork[], tx?: Database | TransactionExecutor): Promise<string[]> {
-    return this.inserter.insertWork(rows, tx);
-  }
+  // WorkOps (work.ts).
 
   claim(pool: string, opts: ClaimOptions): Promise<ClaimResult> {
-    return this.access.write(() => claimRows(this.stmts, pool, opts));
+    return this.work.claim(pool, opts);
   }
 
-  /** One write transaction, no read-back: see complete.ts. */
   complete(pool: string, writes: readonly CompletionWrite[], now: number, claim: ClaimOptions | null): Promise<CompleteResult> {
-    return this.access.write(() => completeRows(this.stmts, pool, writes, now, claim));
-  }
-
-  heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], lease: LeaseRenewal): Promise<HeartbeatResult> {
-    return this.access.write(() => {
-      const leaseUntil = lease.clock() + lease.leaseMs;
-      const rows = this.stmts.heartbeatRead.all(pool, JSON.stringify(refs.map((r) => r.id))) as Pick<
-        SqliteWorkRow,
-        "id" | "state" | "attempt" | "worker_id" | "cancel_requested"
-      >[];
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      const result: HeartbeatResult = { cancelRequested: [], lost: [] };
-      for (const ref of refs) {
-        const row = byId.get(ref.id);
-        if (!row || row.state !== "running" || row.attempt !== ref.attempt || row.worker_id !== workerId) {
-          result.lost.push(ref);
-          continue;
-        }
-        this.stmts.extendLease.run(leaseUntil, ref.id, ref.attempt);
-        if (row.cancel_requested) result.cancelRequested.push(ref);
-      }
-      return result;
-    });
-  }
-
-  workflows(tx?: Database): WorkflowOps {
-    if (tx !== undefined || this.access.insideTx) return sqliteWorkflowOps(tx ?? this.db);
-    // Outside a transaction: each call holds the connection, in its own write transaction.
-    const raw = sqliteWorkflowOps(this.db);
-    const held = {} as Record<string, unknown>;
-    for (const [name, fn] of Object.entries(raw) as [string, (...a: unknown[]) => unknown][]) {
-      held[name] = (...args: unknown[]) => this.access.write(() => fn(...args));
-    }
-    return held as unknown as WorkflowOps;
-  }
-
-  readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {
-    return this.access.read(() => (this.stmts.readWork.all(pool, JSON.stringify(ids)) as SqliteWorkRow[]).map(toWorkRow));
-  }
-
-  listCancelable(pool: string, before: number, limit: number, filter: CancelableFilter = {}): Promise<string[]> {
-    return this.access.read(() => {
-      const fn = filter.fnName ?? null;
-      const key = filter.key ?? null;
-      const pending = this.stmts.cancelablePending.all({ pool, before, limit, fn, key }) as { id: string }[];
-      const rest = filter.pendingOnly ? 0 : Math.max(0, limit - pending.length);
-      const running = rest ? (this.stmts.cancelableRunning.all({ pool, before, limit: rest, fn, key }) as { id: string }[]) : [];
-      return [...pending, ...running].map((r) => r.id);
-    });
-  }
-
-  /** BEGIN IMMEDIATE ... COMMIT under the connection's lock; nested in one of ours, a savepoint. */
-  transaction<T>(fn: (ops: TxOps<Database>) => Promise<T>): Promise<T> {
-    return this.access.transaction(fn);
-  }
-
-  acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean> {
-    return this.access.write(() => {
-      const info = this.stmts.acquireLeader.run({ pool, worker: workerId, expires_at: now + ttlMs, now });
-      return info.changes > 0;
-    });
-  }
-
-  releaseLeadership(pool: string, workerId: string): Promise<void> {
-    return this.access.write(() => {
-      this.stmts.releaseLeader.run(pool, workerId);
-    });
+    return this.work.complete(pool, writes, now, claim);
   }
 
   deleteFinishedBefore(pool: string, before: number, limit: number): Promise<number> {
-    return this.access.write(() => this.stmts.deleteFinishedBefore.run(pool, before, limit).changes);
+    return this.work.deleteFinishedBefore(pool, before, limit);
   }
 
   deleteFinishedIds(pool: string, ids: readonly string[]): Promise<string[]> {
-    return this.access.write(() => (this.stmts.deleteFinishedIds.all(pool, JSON.stringify(ids)) as { id: string }[]).map((r) => r.id));
+    return this.work.deleteFinishedIds(pool, ids);
   }
 
-  readStats(pool: string): Promise<PoolStats> {
-    return this.access.read(
-      () => (this.stmts.readStats.get(pool) as PoolStats | undefined) ?? { completed: 0, succeeded: 0, failed: 0, retries: 0, canceled: 0 },
-    );
+  heartbeat(pool: string, workerId: string, refs: readonly AttemptRef[], lease: LeaseRenewal): Promise<HeartbeatResult> {
+    return this.work.heartbeat(pool, workerId, refs, lease);
   }
 
-  counts(pool: string, now: number): Promise<PoolCounts> {
-    return this.access.read(() => {
-      const p = this.stmts.countPending.get(now, pool) as { n: number; due: number };
-      const r = this.stmts.countRunning.get(pool) as { n: number };
-      return { pending: p.n, running: r.n, backlog: p.due };
-    });
+  insertWork(rows: readonly NewWork[], tx?: Database | TransactionExecutor): Promise<string[]> {
+    return this.work.insertWork(rows, tx);
   }
 
-  readPools(now: number, since: number): Promise<PoolRead[]> {
-    return this.access.read(() => this.admin.readPools(now, since));
+  listCancelable(pool: string, before: number, limit: number, filter?: CancelableFilter): Promise<string[]> {
+    return this.work.listCancelable(pool, before, limit, filter);
   }
 
-  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]> {
-    return this.access.read(() => this.activity.read(pools, from, to, bucketMs));
+  readWork(pool: string, ids: readonly string[]): Promise<WorkRow[]> {
+    return this.work.readWork(pool, ids);
   }
 
-  listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]> {
-    return this.access.read(() => this.admin.listWork(pool, query));
+  transaction<T>(fn: (ops: TxOps<Database>) => Promise<T>): Promise<T> {
+    return this.work.transaction(fn);
   }
 
-  readWorkDetail(id: string): Promise<WorkDetailRow | null> {
-    return this.access.read(() => this.admin.readWorkDetail(id));
-  }
+  // PoolOps (pools.ts).
 
-  async retryWork(id: string, work: NewWork): Promise<boolean> {
-    const inserted = await this.access.write(() => this.admin.retryWork(id, work));
-    if (inserted) this.wakeups.wakeSoon([work]);
-    return inserted;
+  acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean> {
+    return this.pools.acquireLeadership(pool, workerId, now, ttlMs);
   }
 
   changePoolLimit(pool: string, change: PoolLimitChange): Promise<void> {
-    // A raised limit or a resume frees slots: wake this process's workers of the pool.
-    return this.access.write(() => this.admin.changePoolLimit(pool, change)).then(() => this.wakeups.wakeSoon([{ pool }]));
-  }
-
-  schemaVersion(): Promise<number> {
-    return this.access.read(() => this.admin.schemaVersion());
-  }
-
-  upsertSchedule(pool: string, write: ScheduleWrite): Promise<void> {
-    return this.access.write(() => this.schedules.upsert(pool, write));
-  }
-
-  deleteSchedule(pool: string, id: string): Promise<boolean> {
-    return this.access.write(() => this.schedules.delete(pool, id));
-  }
-
-  listSchedules(pool: string | null): Promise<ScheduleRow[]> {
-    return this.access.read(() => this.schedules.list(pool));
-  }
-
-  dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }> {
-    return this.access.read(() => this.schedules.due(pool, now, limit));
-  }
-
-  async advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean> {
-    const applied = await this.access.write(() => this.schedules.advance(pool, step));
-    if (applied && step.tick) this.wakeups.wakeSoon([{ pool }]);
-    return applied;
-  }
-
-  setRateLimits(pool: string, limits: Partial<RateLimits>): Promise<void> {
-    // A removed or raised limit may let held work start: wake this process's workers.
-    return this.access.write(() => this.schedules.setRateLimits(pool, limits)).then(() => this.wakeups.wakeSoon([{ pool }]));
-  }
-
-  readRateLimits(pool: string): Promise<RateLimits> {
-    return this.access.read(() => this.schedules.readRateLimits(pool));
+    return this.pools.changePoolLimit(pool, change);
   }
 
   countRateLimited(pool: string, now: number): Promise<number> {
-    return this.access.read(() => this.schedules.countRateLimited(pool, now));
+    return this.pools.countRateLimited(pool, now);
   }
 
-  subscribe(pool: string, onWake: () => void): () => void {
-    return this.wakeups.subscribe(pool, onWake);
+  counts(pool: string, now: number): Promise<PoolCounts> {
+    return this.pools.counts(pool, now);
+  }
+
+  ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
+    return this.pools.ensurePool(pool, seed, overrides);
+  }
+
+  readPoolConfig(pool: string): Promise<PoolConfig | null> {
+    return this.pools.readPoolConfig(pool);
+  }
+
+  readRateLimits(pool: string): Promise<RateLimits> {
+    return this.pools.readRateLimits(pool);
+  }
+
+  readStats(pool: string): Promise<PoolStats> {
+    return this.pools.readStats(pool);
+  }
+
+  releaseLeadership(pool: string, workerId: string): Promise<void> {
+    return this.pools.releaseLeadership(pool, workerId);
+  }
+
+  setRateLimits(pool: string, limits: Partial<RateLimits>): Promise<void> {
+    return this.pools.setRateLimits(pool, limits);
+  }
+
+  // ScheduleOps (schedules.ts).
+
+  advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean> {
+    return this.schedules.advanceSchedule(pool, step);
+  }
+
+  deleteSchedule(pool: string, id: string): Promise<boolean> {
+    return this.schedules.deleteSchedule(pool, id);
+  }
+
+  dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }> {
+    return this.schedules.dueSchedules(pool, now, limit);
+  }
+
+  listSchedules(pool: string | null): Promise<ScheduleRow[]> {
+    return this.schedules.listSchedules(pool);
+  }
+
+  upsertSchedule(pool: string, write: ScheduleWrite): Promise<void> {
+    return this.schedules.upsertSchedule(pool, write);
+  }
+
+  // AdminOps (admin.ts).
+
+  listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]> {
+    return this.admin.listWork(pool, query);
+  }
+
+  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]> {
+    return this.admin.readActivity(pools, from, to, bucketMs);
+  }
+
+  readPools(now: number, since: number): Promise<PoolRead[]> {
+    return this.admin.readPools(now, since);
+  }
+
+  readWorkDetail(id: string): Promise<WorkDetailRow | null> {
+    return this.admin.readWorkDetail(id);
+  }
+
+  retryWork(id: string, work: NewWork): Promise<boolean> {
+    return this.admin.retryWork(id, work);
+  }
+
+  schemaVersion(): Promise<number> {
+    return this.admin.schemaVersion();
+  }
+
+  // Workflows.
+
+  workflows(tx?: Database): WorkflowOps {
+    return this.flows.workflows(tx);
   }
 }

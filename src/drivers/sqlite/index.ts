@@ -7,7 +7,7 @@ import type { Database } from "better-sqlite3";
 import type { Store } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { checkInt, checkOptionKeys, describeValue, optionKeys } from "../../checks.js";
-import { checkDatabaseOption } from "./connection-checks.js";
+import { checkDatabaseOption } from "./connection/connection-checks.js";
 import { SqliteDriver } from "./driver.js";
 import { migrateSqlite } from "./migrate.js";
 

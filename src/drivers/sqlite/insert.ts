@@ -7,46 +7,70 @@
 import type { Database } from "better-sqlite3";
 import type { NewWork } from "../../driver/driver.js";
 import { isTransactionExecutor, type TransactionExecutor } from "../../driver/tx-executor.js";
+import { columnList, newWorkValues, REPLACED_SET, WORK_COLUMNS } from "../../driver/work-columns.js";
 import { InvalidArgumentError } from "../../errors.js";
-import { checkTxConnection, checkTxOpen, mainFileOf } from "./connection-checks.js";
-import type { SqliteConnectionAccess } from "./connection-access.js";
-import { insertParams, insertValues } from "./rows.js";
-import { statementsFor, type Statements } from "./statements.js";
+import type { SqliteConnectionAccess } from "./connection/connection-access.js";
+import { checkTxConnection, checkTxOpen, mainFileOf } from "./connection/connection-checks.js";
+import type { PoolWakeups } from "./connection/wakeups.js";
+import { prepared, type Prepared } from "./statements.js";
 import { insertThroughExecutor } from "./tx-executor-insert.js";
-import type { PoolWakeups } from "./wakeups.js";
 
 /**
- * Inserts `rows` with `stmts` inside the caller's transaction and returns the id each
+ * The insert of `rows` new rows, with positional parameters: each row's values are
+ * newWorkValues() (WORK_COLUMNS order), bound as one array, not an object of named properties.
+ */
+export function insertSql(rows: number): string {
+  const tuple = `(${WORK_COLUMNS.map(() => "?").join(", ")}, 'pending')`;
+  return `INSERT INTO workpool_work (${columnList(WORK_COLUMNS)}, state) VALUES ${Array.from({ length: rows }, () => tuple).join(", ")}`;
+}
+
+/** The upsert on the unique index of pending unique keys. */
+const ON_UNIQUE = "ON CONFLICT (pool, unique_key) WHERE state = 'pending' AND unique_key IS NOT NULL DO UPDATE SET";
+
+/** The statements of an enqueue. */
+export const INSERT_SQL = {
+  insert: insertSql(1),
+  // A row with a unique key: pending work that has it is kept (a write of nothing, so that
+  // RETURNING gives its id) or has its fields replaced (and unparked: its key may have
+  // changed); either way its id comes back.
+  insertUniqueKeep: `${insertSql(1)} ${ON_UNIQUE} unique_key = excluded.unique_key RETURNING id`,
+  insertUniqueReplace: `${insertSql(1)} ${ON_UNIQUE} ${REPLACED_SET}, parked = 0 RETURNING id`,
+} as const;
+
+/**
+ * Inserts `rows` with `sql` inside the caller's transaction and returns the id each
  * stands for. A row with a unique key is an upsert on the unique index of pending keys,
  * under SQLite's write lock: its RETURNING gives the new row's id or the pending one's.
  */
-function insertRows(stmts: Statements, rows: readonly NewWork[]): string[] {
+function insertRows(sql: Prepared<typeof INSERT_SQL>, rows: readonly NewWork[]): string[] {
   return rows.map((row) => {
     if (row.uniqueKey === null) {
-      stmts.insertWorkRow.run(insertValues(row));
+      sql.insert.run(newWorkValues(row));
       return row.id;
     }
-    const upsert = row.onConflict === "replace" ? stmts.insertUniqueReplace : stmts.insertUniqueKeep;
-    return (upsert.get(insertParams(row)) as { id: string }).id;
+    const upsert = row.onConflict === "replace" ? sql.insertUniqueReplace : sql.insertUniqueKeep;
+    return (upsert.get(newWorkValues(row)) as { id: string }).id;
   });
 }
 
 /** Writes new work for the SQLite driver (its insertWork). */
 export class SqliteWorkInserter {
+  private readonly sql: Prepared<typeof INSERT_SQL>;
+
   /**
    * @param db the store's connection
-   * @param stmts the statements prepared on it
    * @param access runs writes on it one user at a time
    * @param wakeups this process's workers to wake once work is written
    * @param isClosed whether the store has been closed
    */
   constructor(
     private readonly db: Database,
-    private readonly stmts: Statements,
     private readonly access: SqliteConnectionAccess,
     private readonly wakeups: PoolWakeups,
     private readonly isClosed: () => boolean,
-  ) {}
+  ) {
+    this.sql = prepared(db, INSERT_SQL);
+  }
 
   /**
    * With `tx`, writes synchronously on the caller's connection (inside whatever
@@ -58,29 +82,24 @@ export class SqliteWorkInserter {
       if (this.isClosed()) return Promise.reject(new Error("workpool: this SQLite store is closed"));
       const first = rows[0];
       const unique =
-        first?.uniqueKey != null ? (first.onConflict === "replace" ? this.stmts.insertUniqueReplace : this.stmts.insertUniqueKeep) : null;
-      return insertThroughExecutor(
-        tx,
-        rows,
-        { insert: this.stmts.insertWork.source, unique: unique?.source ?? null },
-        mainFileOf(this.db),
-      ).then((ids) => (this.wakeups.wakeSoon(rows), ids));
+        first?.uniqueKey != null ? INSERT_SQL[first.onConflict === "replace" ? "insertUniqueReplace" : "insertUniqueKeep"] : null;
+      return insertThroughExecutor(tx, rows, { rows: insertSql, unique }, mainFileOf(this.db)).then(
+        (ids) => (this.wakeups.wakeSoon(rows), ids),
+      );
     }
     if (tx !== undefined) {
       checkTxConnection(tx);
       this.checkSameDatabase(tx);
       checkTxOpen(tx);
-      const stmts = statementsFor(tx);
+      const sql = prepared(tx, INSERT_SQL);
       // db.transaction nests as a savepoint when the caller already has one open.
-      const ids = tx.transaction(() => insertRows(stmts, rows))();
+      const ids = tx.transaction(() => insertRows(sql, rows))();
       this.wakeups.wakeSoon(rows);
       return Promise.resolve(ids);
     }
     // One plain row is one statement, atomic on its own: it commits without BEGIN and COMMIT around it.
     const single = rows.length === 1 && rows[0]!.uniqueKey === null;
-    const written = single
-      ? this.access.exclusive(() => insertRows(this.stmts, rows))
-      : this.access.write(() => insertRows(this.stmts, rows));
+    const written = single ? this.access.exclusive(() => insertRows(this.sql, rows)) : this.access.write(() => insertRows(this.sql, rows));
     return written.then((ids) => (this.wakeups.wakeSoon(rows), ids));
   }
 

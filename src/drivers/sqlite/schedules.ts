@@ -1,11 +1,16 @@
 /**
- * Schedules and rate limits on SQLite: the statements behind ScheduleOps, run by the
- * driver under its connection lock (writes in BEGIN IMMEDIATE, SQLite's write lock).
+ * Schedules on SQLite (ScheduleOps in the driver interface), run under the store's
+ * connection lock: writes in BEGIN IMMEDIATE, SQLite's write lock, so a tick's
+ * compare-and-set and the insert of its work are one transaction.
  */
-import type { Database, Statement } from "better-sqlite3";
-import type { CatchUp, RateLimits, ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
-import type { RateLimit, WorkKind } from "../../types.js";
-import { insertParams } from "./rows.js";
+import type { Database } from "better-sqlite3";
+import type { CatchUp, ScheduleAdvance, ScheduleOps, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
+import { newWorkValues } from "../../driver/work-columns.js";
+import type { WorkKind } from "../../types.js";
+import type { SqliteConnectionAccess } from "./connection/connection-access.js";
+import type { PoolWakeups } from "./connection/wakeups.js";
+import { INSERT_SQL } from "./insert.js";
+import { prepared, type Prepared } from "./statements.js";
 
 const SQL = {
   upsert: `INSERT INTO workpool_schedules
@@ -23,18 +28,6 @@ const SQL = {
   advance: `UPDATE workpool_schedules
     SET next_run_at = @next_run_at, last_tick = coalesce(@tick, last_tick), last_work_id = coalesce(@work_id, last_work_id)
     WHERE pool = @pool AND id = @id AND revision = @revision AND next_run_at = @expect`,
-  insertWork: `INSERT INTO workpool_work
-    (id, pool, kind, fn_name, name, args, state, run_at, enqueued_at, retry, timeout_ms, on_complete, context, priority, key, meta, unique_key)
-    VALUES (@id, @pool, @kind, @fn_name, @name, @args, 'pending', @run_at, @enqueued_at, @retry, @timeout_ms, @on_complete, @context,
-      @priority, @key, @meta, @unique_key)`,
-  setRate: `UPDATE workpool_pools SET rate_limit = ?, rate_period_ms = ? WHERE name = ?`,
-  setKeyRate: `UPDATE workpool_pools SET key_rate_limit = ?, key_rate_period_ms = ? WHERE name = ?`,
-  startsSince: `SELECT count(*) AS n FROM workpool_starts WHERE pool = ? AND at > ?`,
-  dueCount: `SELECT count(*) AS n FROM workpool_work WHERE pool = ? AND state = 'pending' AND run_at <= ?`,
-  dueOfFullKeys: `SELECT count(*) AS n FROM workpool_work
-    WHERE pool = @pool AND state = 'pending' AND run_at <= @now AND key IN (
-      SELECT key FROM workpool_starts WHERE pool = @pool AND key IS NOT NULL AND at > @since GROUP BY key HAVING count(*) >= @limit)`,
-  readRates: `SELECT rate_limit, rate_period_ms, key_rate_limit, key_rate_period_ms FROM workpool_pools WHERE name = ?`,
 } as const;
 
 interface SqliteScheduleRow {
@@ -53,14 +46,6 @@ interface SqliteScheduleRow {
   revision: number;
   created_at: number;
   updated_at: number;
-}
-
-/** A pool row's rate-limit columns. */
-export interface SqliteRateRow {
-  rate_limit: number | null;
-  rate_period_ms: number | null;
-  key_rate_limit: number | null;
-  key_rate_period_ms: number | null;
 }
 
 function toSchedule(r: SqliteScheduleRow): ScheduleRow {
@@ -83,89 +68,70 @@ function toSchedule(r: SqliteScheduleRow): ScheduleRow {
   };
 }
 
-/** A limit from its two columns. */
-export function toRateLimit(limit: number | null, periodMs: number | null): RateLimit | null {
-  return limit === null || periodMs === null ? null : { limit, periodMs };
-}
+/** The schedule operations of the SQLite driver, on the store's connection. */
+export class SqliteSchedules implements ScheduleOps {
+  private readonly sql: Prepared<typeof SQL>;
+  private readonly insert: Prepared<typeof INSERT_SQL>["insert"];
 
-/** The schedule and rate-limit statements of one connection; every method runs synchronously. */
-export class SqliteSchedules {
-  private readonly stmts: { [K in keyof typeof SQL]: Statement };
-
-  constructor(db: Database) {
-    const prepared: Partial<Record<keyof typeof SQL, Statement>> = {};
-    for (const key of Object.keys(SQL) as (keyof typeof SQL)[]) prepared[key] = db.prepare(SQL[key]);
-    this.stmts = prepared as { [K in keyof typeof SQL]: Statement };
+  constructor(
+    db: Database,
+    private readonly access: SqliteConnectionAccess,
+    private readonly wakeups: PoolWakeups,
+  ) {
+    this.sql = prepared(db, SQL);
+    this.insert = prepared(db, INSERT_SQL).insert;
   }
 
-  upsert(pool: string, w: ScheduleWrite): void {
-    this.stmts.upsert.run({
-      pool,
-      id: w.id,
-      cron: w.cron,
-      timezone: w.timezone,
-      catch_up: w.catchUp,
-      kind: w.kind,
-      fn_name: w.fnName,
-      args: w.args,
-      options: w.options,
-      next_run_at: w.nextRunAt,
-      now: w.now,
+  /** The compare-and-set and the tick's insert, in one write transaction. */
+  async advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean> {
+    const applied = await this.access.write(() => {
+      const changed = this.sql.advance.run({
+        pool,
+        id: step.id,
+        revision: step.revision,
+        expect: step.expectNextRunAt,
+        next_run_at: step.nextRunAt,
+        tick: step.tick?.at ?? null,
+        work_id: step.tick?.work.id ?? null,
+      }).changes;
+      if (changed === 0) return false;
+      if (step.tick) this.insert.run(newWorkValues(step.tick.work));
+      return true;
+    });
+    if (applied && step.tick) this.wakeups.wakeSoon([{ pool }]);
+    return applied;
+  }
+
+  deleteSchedule(pool: string, id: string): Promise<boolean> {
+    return this.access.write(() => this.sql.delete.run(pool, id).changes > 0);
+  }
+
+  dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }> {
+    return this.access.read(() => {
+      const due = (this.sql.due.all(pool, now, limit) as SqliteScheduleRow[]).map(toSchedule);
+      return { due, nextAt: (this.sql.nextAt.get(pool, now) as { t: number | null }).t };
     });
   }
 
-  delete(pool: string, id: string): boolean {
-    return this.stmts.delete.run(pool, id).changes > 0;
+  listSchedules(pool: string | null): Promise<ScheduleRow[]> {
+    return this.access.read(() => (this.sql.list.all({ pool }) as SqliteScheduleRow[]).map(toSchedule));
   }
 
-  list(pool: string | null): ScheduleRow[] {
-    return (this.stmts.list.all({ pool }) as SqliteScheduleRow[]).map(toSchedule);
-  }
-
-  due(pool: string, now: number, limit: number): { due: ScheduleRow[]; nextAt: number | null } {
-    const due = (this.stmts.due.all(pool, now, limit) as SqliteScheduleRow[]).map(toSchedule);
-    return { due, nextAt: (this.stmts.nextAt.get(pool, now) as { t: number | null }).t };
-  }
-
-  /** The compare-and-set and the tick's insert; the caller runs it in one write transaction. */
-  advance(pool: string, step: ScheduleAdvance): boolean {
-    const applied = this.stmts.advance.run({
-      pool,
-      id: step.id,
-      revision: step.revision,
-      expect: step.expectNextRunAt,
-      next_run_at: step.nextRunAt,
-      tick: step.tick?.at ?? null,
-      work_id: step.tick?.work.id ?? null,
-    }).changes;
-    if (applied === 0) return false;
-    if (step.tick) this.stmts.insertWork.run(insertParams(step.tick.work));
-    return true;
-  }
-
-  setRateLimits(pool: string, limits: Partial<RateLimits>): void {
-    if (limits.rateLimit !== undefined) {
-      this.stmts.setRate.run(limits.rateLimit?.limit ?? null, limits.rateLimit?.periodMs ?? null, pool);
-    }
-    if (limits.keyRateLimit !== undefined) {
-      this.stmts.setKeyRate.run(limits.keyRateLimit?.limit ?? null, limits.keyRateLimit?.periodMs ?? null, pool);
-    }
-  }
-
-  readRateLimits(pool: string): RateLimits {
-    const r = this.stmts.readRates.get(pool) as SqliteRateRow | undefined;
-    if (!r) return { rateLimit: null, keyRateLimit: null };
-    return { rateLimit: toRateLimit(r.rate_limit, r.rate_period_ms), keyRateLimit: toRateLimit(r.key_rate_limit, r.key_rate_period_ms) };
-  }
-
-  countRateLimited(pool: string, now: number): number {
-    const { rateLimit, keyRateLimit } = this.readRateLimits(pool);
-    if (rateLimit) {
-      const started = (this.stmts.startsSince.get(pool, now - rateLimit.periodMs) as { n: number }).n;
-      if (started >= rateLimit.limit) return (this.stmts.dueCount.get(pool, now) as { n: number }).n;
-    }
-    if (!keyRateLimit) return 0;
-    const params = { pool, now, since: now - keyRateLimit.periodMs, limit: keyRateLimit.limit };
-    return (this.stmts.dueOfFullKeys.get(params) as { n: number }).n;
+  upsertSchedule(pool: string, w: ScheduleWrite): Promise<void> {
+    return this.access.write(() => {
+      this.sql.upsert.run({
+        pool,
+        id: w.id,
+        cron: w.cron,
+        timezone: w.timezone,
+        catch_up: w.catchUp,
+        kind: w.kind,
+        fn_name: w.fnName,
+        args: w.args,
+        options: w.options,
+        next_run_at: w.nextRunAt,
+        now: w.now,
+      });
+    });
   }
 }

@@ -12,9 +12,9 @@ import { runThrough, rowsOf, type TransactionExecutor } from "../../driver/tx-ex
 import type { NewWork } from "../../driver/driver.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { errorText } from "../../error-text.js";
-import { insertParams } from "./rows.js";
+import { newWorkValues } from "../../driver/work-columns.js";
 
-/** Most rows in one INSERT (17 parameters each, well under SQLite's 32766 parameters). */
+/** Most rows in one INSERT (16 parameters each, well under SQLite's 32766 parameters). */
 const ROWS_PER_STATEMENT = 500;
 
 function exec(executor: TransactionExecutor, text: string, values: readonly unknown[] = [], wantsRows = false): Promise<unknown> {
@@ -49,22 +49,11 @@ async function checkInTransaction(executor: TransactionExecutor): Promise<void> 
   );
 }
 
-/** `insertSql` (one row, `@name` parameters) as a positional statement for `count` rows, and its parameter names. */
-function positional(insertSql: string, count: number): { text: string; names: string[] } {
-  const at = insertSql.search(/VALUES/i);
-  const names: string[] = [];
-  const tuple = insertSql.slice(at + "VALUES".length).replace(/@(\w+)/g, (_, name: string) => {
-    names.push(name);
-    return "?";
-  });
-  return { text: `${insertSql.slice(0, at)}VALUES ${Array.from({ length: count }, () => tuple.trim()).join(", ")}`, names };
-}
-
-/** The insert statements (one row, `@name` parameters) a batch may need. */
+/** The insert statements a batch may need, positional, bound with newWorkValues(). */
 export interface InsertSql {
-  /** The plain insert. */
-  insert: string;
-  /** For a row with a uniqueKey: the insert that keeps or replaces pending work with that key, returning its id. */
+  /** The insert of a given number of rows. */
+  rows(count: number): string;
+  /** For a row with a uniqueKey: the upsert that keeps or replaces the pending work with that key, returning its id. */
   unique: string | null;
 }
 
@@ -94,17 +83,7 @@ export async function insertThroughExecutor(
   const inSavepoint = chunks.length > 1;
   if (inSavepoint) await exec(executor, "SAVEPOINT workpool_enqueue");
   try {
-    for (const chunk of chunks) {
-      const { text, names } = positional(sql.insert, chunk.length);
-      await exec(
-        executor,
-        text,
-        chunk.flatMap((row) => {
-          const params = insertParams(row);
-          return names.map((n) => params[n]);
-        }),
-      );
-    }
+    for (const chunk of chunks) await exec(executor, sql.rows(chunk.length), chunk.flatMap(newWorkValues));
   } catch (e) {
     if (inSavepoint) await exec(executor, "ROLLBACK TO workpool_enqueue");
     throw e;
@@ -116,14 +95,7 @@ export async function insertThroughExecutor(
 
 /** Inserts one row with a uniqueKey, or keeps or replaces the pending work that has it; returns that work's id. */
 async function insertUnique(executor: TransactionExecutor, row: NewWork, uniqueSql: string): Promise<string> {
-  const { text, names } = positional(uniqueSql, 1);
-  const params = insertParams(row);
-  const answer = await exec(
-    executor,
-    text,
-    names.map((n) => params[n]),
-    true,
-  );
+  const answer = await exec(executor, uniqueSql, newWorkValues(row), true);
   const id = rowsOf(answer)?.[0]?.id;
   if (typeof id !== "string") throw new Error("workpool: the unique insert through the transaction executor returned no id");
   return id;

@@ -3,14 +3,17 @@
  * is one or two synchronous statements on the connection it is given: the caller holds it
  * (its own transaction, our transaction, or the connection's lock for a read).
  */
-import type { Database, Statement } from "better-sqlite3";
-import type { NewRun, RunRow, RunUpdate, StepRow, StepState, WorkflowOps } from "../../driver/workflow-ops.js";
+import type { Database } from "better-sqlite3";
+import type { NewRun, RunRow, RunUpdate, StepRow, StepState, WorkflowOps, WorkflowStoreOps } from "../../driver/workflow-ops.js";
+import type { SqliteConnectionAccess } from "./connection/connection-access.js";
+import { prepared } from "./statements.js";
 
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
   oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at, finished_at, deadline`;
 const STEP_COLUMNS = "run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at, finished_at";
 
-const SQL = {
+/** The statements of workflow runs, journals and events. */
+export const WORKFLOW_SQL = {
   insertRun: `INSERT INTO workpool_workflow_runs (id, pool, name, args, state, on_complete, context, oc_state, parent_id, parent_step,
     created_at, updated_at, deadline)
     VALUES (@id, @pool, @name, @args, 'running', @on_complete, @context, 'none', @parent_id, @parent_step, @now, @now, @deadline)
@@ -47,20 +50,6 @@ const SQL = {
   waitingFor: `SELECT min(n) AS n FROM workpool_workflow_steps WHERE run_id = ? AND kind = 'event' AND name = ? AND state = 'waiting'`,
   openChildren: `SELECT id FROM workpool_workflow_runs WHERE parent_id = ? AND state IN ('running', 'canceling', 'blocked') ORDER BY id`,
 } as const;
-
-type Statements = { -readonly [K in keyof typeof SQL]: Statement };
-const cache = new WeakMap<Database, Statements>();
-
-function statementsOf(db: Database): Statements {
-  let stmts = cache.get(db);
-  if (!stmts) {
-    const prepared: Partial<Statements> = {};
-    for (const key of Object.keys(SQL) as (keyof typeof SQL)[]) prepared[key] = db.prepare(SQL[key]);
-    stmts = prepared as Statements;
-    cache.set(db, stmts);
-  }
-  return stmts;
-}
 
 /** A run row as SQLite returns it. */
 interface SqliteRunRow {
@@ -178,7 +167,7 @@ function updateParams(id: string, generation: number | null, u: RunUpdate): Reco
 
 /** The workflow operations on `db`, which the caller holds (every call runs at once). */
 export function sqliteWorkflowOps(db: Database): WorkflowOps {
-  const s = statementsOf(db);
+  const s = prepared(db, WORKFLOW_SQL);
   const readRun = (id: string): RunRow | null => {
     const r = s.readRun.get(id) as SqliteRunRow | undefined;
     return r ? toRunRow(r) : null;
@@ -244,4 +233,23 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
     waitingFor: (runId, name) => (s.waitingFor.get(runId, name) as { n: number | null }).n,
     openChildren: (runId) => (s.openChildren.all(runId) as { id: string }[]).map((r) => r.id),
   };
+}
+
+/** Workflows on SQLite (the workflow noun of the driver interface). */
+export class SqliteWorkflows implements WorkflowStoreOps<Database> {
+  constructor(
+    private readonly db: Database,
+    private readonly access: SqliteConnectionAccess,
+  ) {}
+
+  workflows(tx?: Database): WorkflowOps {
+    if (tx !== undefined || this.access.insideTx) return sqliteWorkflowOps(tx ?? this.db);
+    // Outside a transaction: each call holds the connection, in its own write transaction.
+    const raw = sqliteWorkflowOps(this.db);
+    const held: Record<string, unknown> = {};
+    for (const [name, fn] of Object.entries(raw) as [string, (...a: unknown[]) => unknown][]) {
+      held[name] = (...args: unknown[]) => this.access.write(() => fn(...args));
+    }
+    return held as unknown as WorkflowOps;
+  }
 }

@@ -4,25 +4,16 @@
  * `insertAndClaim`, an enqueue by a process whose worker has room may write the row
  * already `running` for that worker (the claim transition in the same transaction).
  * A cron tick enqueues through it too: its write is the store's compare-and-set that
- * advances the schedule. Every enqueue builds its rows with newWorkRow(), is traced by
+ * advances the schedule. Every enqueue builds its rows with newWork() (driver/work-columns.ts), is traced by
  * traceEnqueue() and emits its `enqueued` events with emitEnqueued() once committed.
  */
 import type { ClaimOptions, NewWork, WorkRow } from "../../driver/driver.js";
 import type { ScheduleAdvance } from "../../driver/schedule-ops.js";
 import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import type { EnqueuedEvent, LogLevel } from "../../events.js";
-import { newWorkId } from "../../ids.js";
 import type { WorkId, WorkKind } from "../../types.js";
 import type { PoolRuntime } from "../runtime.js";
 import { withTrace, workLogLevel } from "../work-meta.js";
-
-/** The fields of new work an enqueue decides; newWorkRow() adds its id and enqueue time. */
-export type NewWorkFields = Omit<NewWork, "id" | "enqueuedAt">;
-
-/** A row of new work enqueued at `now`: its id is made from `now`. */
-export function newWorkRow(fields: NewWorkFields, now: number): NewWork {
-  return { id: newWorkId(now), enqueuedAt: now, ...fields };
-}
 
 /**
  * Runs `write` (the rows' insert) inside the enqueue's span when the pool traces: each row

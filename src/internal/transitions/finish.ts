@@ -33,14 +33,14 @@ export interface FinishedBatch {
 /**
  * Writes a batch of action outcomes and, when `claimOptions` gives options, claims the
  * freed slots in the same transaction. A batch with no onComplete to run and nothing
- * simplified goes through the driver's one-call `complete` where it has one.
+ * simplified goes through the driver's one-call `complete`.
  */
 export function finishActions<Tx>(
   rt: PoolRuntime<Tx>,
   batch: readonly FinishEntry[],
   claimOptions: () => ClaimOptions | null,
 ): Promise<FinishedBatch> {
-  const oneCall = rt.driver.complete !== undefined && batch.every((p) => p.row.onComplete === null && p.level === 0);
+  const oneCall = batch.every((p) => p.row.onComplete === null && p.level === 0);
   return oneCall ? finishInOneCall(rt, batch, claimOptions) : finishInTransaction(rt, batch, claimOptions);
 }
 
@@ -49,7 +49,7 @@ export function finishActions<Tx>(
  * (their attempt, kind and retry behaviour cannot change while the attempt is current);
  * the store fences each write by attempt and lets a requested cancel win.
  */
-async function finishInOneCall<Tx>(
+export async function finishInOneCall<Tx>(
   rt: PoolRuntime<Tx>,
   batch: readonly FinishEntry[],
   claimOptions: () => ClaimOptions | null,
@@ -65,7 +65,7 @@ async function finishInOneCall<Tx>(
     attemptEntry: attemptEntry(t, now),
   }));
   const options = claimOptions();
-  const res = await rt.driver.complete!(rt.pool, writes, now, options);
+  const res = await rt.driver.complete(rt.pool, writes, now, options);
   const stale = new Set(res.stale);
   const canceled = new Set(res.canceled);
   const events: CompletedEvent[] = [];
@@ -81,7 +81,7 @@ async function finishInOneCall<Tx>(
 }
 
 /** A transaction of steps, for batches with onComplete handlers to run inside it. */
-function finishInTransaction<Tx>(
+export function finishInTransaction<Tx>(
   rt: PoolRuntime<Tx>,
   batch: readonly FinishEntry[],
   claimOptions: () => ClaimOptions | null,
@@ -102,8 +102,8 @@ function finishInTransaction<Tx>(
       transitions.push(p.level ? fallbackTransition(t, p.level, refusalReason(row.attempt, p.lastError)) : t);
     }
     const events = await applyTransitions(rt, ops, transitions, now);
-    const options = ops.claim ? claimOptions() : null;
-    const claim = options ? await ops.claim!(rt.pool, options) : null;
+    const options = claimOptions();
+    const claim = options ? await ops.claim(rt.pool, options) : null;
     return { events, claim, options };
   });
 }

@@ -7,10 +7,10 @@
  * on every enqueue, since the library's transaction may have ended since.
  */
 import type { QueryConfig, QueryResult, QueryResultRow } from "pg";
-import { runThrough, rowsOf, type TransactionExecutor } from "../../driver/tx-executor.js";
-import { InvalidArgumentError } from "../../errors.js";
-import { errorText } from "../../error-text.js";
-import type { Queryable } from "./connection.js";
+import { runThrough, rowsOf, type TransactionExecutor } from "../../../driver/tx-executor.js";
+import { InvalidArgumentError } from "../../../errors.js";
+import { errorText } from "../../../error-text.js";
+import type { Queryable } from "../connection.js";
 
 /** The database and server an executor's connection is on (see tx-check.ts). */
 export interface ExecutorIdentity {

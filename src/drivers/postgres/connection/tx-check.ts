@@ -12,10 +12,10 @@
  * ORM's transaction, see driver/tx-executor.ts) is checked the same way through itself.
  */
 import type { PoolClient } from "pg";
-import { isTransactionExecutor, type TransactionExecutor } from "../../driver/tx-executor.js";
-import { InvalidArgumentError } from "../../errors.js";
-import { describeValue } from "../../checks.js";
-import type { Queryable } from "./connection.js";
+import { isTransactionExecutor, type TransactionExecutor } from "../../../driver/tx-executor.js";
+import { InvalidArgumentError } from "../../../errors.js";
+import { describeValue } from "../../../checks.js";
+import type { Queryable } from "../connection.js";
 import { checkExecutorInTransaction, executorQueryable, readExecutorIdentity } from "./tx-executor-check.js";
 
 /** The database and server a connection is on: the same pair means the same database. */

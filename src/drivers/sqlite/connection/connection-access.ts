@@ -7,10 +7,9 @@
  * inside it instead of waiting for the lock, which would never be released (deadlock).
  */
 import type { Database, Transaction } from "better-sqlite3";
-import type { TxOps } from "../../driver/driver.js";
-import { Mutex } from "../../driver/mutex.js";
-import { TransactionScope } from "../../driver/transaction-scope.js";
-import type { SqliteTxOps } from "./tx-ops.js";
+import type { TxOps } from "../../../driver/driver.js";
+import { Mutex } from "../../../driver/mutex.js";
+import { TransactionScope } from "../../../driver/transaction-scope.js";
 
 /** Runs the driver's reads, writes and transactions on its connection, one user at a time. */
 export class SqliteConnectionAccess {
@@ -29,7 +28,7 @@ export class SqliteConnectionAccess {
    */
   constructor(
     private readonly db: Database,
-    private readonly txOps: SqliteTxOps,
+    private readonly txOps: TxOps<Database>,
   ) {
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
   }

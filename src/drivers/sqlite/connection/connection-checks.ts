@@ -4,8 +4,8 @@
  * (for `tx`) write work outside the caller's transaction.
  */
 import type { Database } from "better-sqlite3";
-import { InvalidArgumentError } from "../../errors.js";
-import { describeValue } from "../../checks.js";
+import { InvalidArgumentError } from "../../../errors.js";
+import { describeValue } from "../../../checks.js";
 
 /** Whether `value` looks like a better-sqlite3 Database (duck-typed: the app may load its own copy). */
 function isConnection(value: unknown): value is Database {

@@ -26,7 +26,11 @@
  * notifies in its statement.
  */
 
-import type { Clock, TimerHandle } from "../../clock.js";
+import type { Clock, TimerHandle } from "../../../clock.js";
+import { named, type Statement } from "../statements.js";
+
+/** A wake-up of a pool's workers in every process: $1 channel, $2 pool. Sent at the commit of the transaction it runs in. */
+export const NOTIFY: Statement = named("SELECT pg_notify($1::text, $2::text)");
 
 /** Window in which one NOTIFY per pool covers every enqueue that commits, ms. */
 export const NOTIFY_COALESCE_MS = 5;

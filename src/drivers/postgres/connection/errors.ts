@@ -1,4 +1,4 @@
-import { errorText } from "../../error-text.js";
+import { errorText } from "../../../error-text.js";
 
 /**
  * The PostgreSQL store's own errors, and how it tells errors about the connection or the

@@ -5,17 +5,14 @@
  * opened there is a savepoint of it).
  */
 import type { Pool, PoolClient } from "pg";
-import type { TxOps } from "../../driver/driver.js";
-import { Mutex } from "../../driver/mutex.js";
-import { TransactionScope } from "../../driver/transaction-scope.js";
-import type { ClaimKeys } from "./claim.js";
-import { inTransaction } from "./connection.js";
-import type { Statements } from "./statements.js";
-import { PgTxOps } from "./tx-ops.js";
+import type { TxOps } from "../../../driver/driver.js";
+import { Mutex } from "../../../driver/mutex.js";
+import { TransactionScope } from "../../../driver/transaction-scope.js";
+import { inTransaction } from "../connection.js";
 
 /** One of our open transactions, as seen by code running inside it. */
 interface OpenTx {
-  ops: PgTxOps;
+  ops: TxOps<PoolClient>;
   /** False once the transaction's function settled: later calls must not join it. */
   open: boolean;
   /** Nested transactions (savepoints) on one client take turns. */
@@ -27,11 +24,8 @@ export class PgTransactions {
   /** The transaction the current async context runs in, if any. */
   private readonly inside = new TransactionScope<OpenTx>();
 
-  constructor(
-    private readonly stmts: Statements,
-    private readonly channel: string,
-    private readonly claimKeys: ClaimKeys,
-  ) {}
+  /** @param opsOf the operations of a transaction on `client` (inside BEGIN) */
+  constructor(private readonly opsOf: (client: PoolClient) => TxOps<PoolClient>) {}
 
   /** The client of our transaction the caller runs inside (a handler calling the pool), if still open. */
   joinedClient(): PoolClient | null {
@@ -52,7 +46,7 @@ export class PgTransactions {
       );
     }
     return inTransaction(openPool(), async (client) => {
-      const tx: OpenTx = { ops: new PgTxOps(client, this.stmts, this.channel, this.claimKeys), open: true, nested: new Mutex() };
+      const tx: OpenTx = { ops: this.opsOf(client), open: true, nested: new Mutex() };
       return this.inside.run(tx, () => fn(tx.ops));
     });
   }

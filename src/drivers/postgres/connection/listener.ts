@@ -12,7 +12,7 @@
  *   {@link WAKE_DEBOUNCE_MS} produce one more wake at the end of that window.
  */
 import type { Client, Notification } from "pg";
-import { quoteIdent } from "./names.js";
+import { quoteIdent } from "../names.js";
 
 /** Shortest time between two wake calls of one pool, ms. */
 export const WAKE_DEBOUNCE_MS = 5;

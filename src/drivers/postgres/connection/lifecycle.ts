@@ -4,13 +4,13 @@
  * transactions and VACUUM). Every use after close() fails with the closed-store error.
  */
 import type { Pool } from "pg";
-import type { Queryable } from "./connection.js";
+import type { Queryable } from "../connection.js";
 import { closedError, connectError, isTransientPgError } from "./errors.js";
 import type { Listener } from "./listener.js";
-import { migratePostgres } from "./migrate.js";
+import { migratePostgres } from "../migrate.js";
 import type { Notifier } from "./notifier.js";
 import type { PinnedConnection } from "./pinned.js";
-import type { RunningWorkers } from "../../driver/running-workers.js";
+import type { RunningWorkers } from "../../../driver/running-workers.js";
 
 /** The connections and parts of a store that its close ends. */
 export interface PgStoreResources {
