@@ -25,8 +25,11 @@ import latency from "./workloads/latency.mjs";
 import largeBacklog from "./workloads/large-backlog.mjs";
 import drainKeys from "./workloads/drain-keys.mjs";
 import cpuFloor from "./workloads/cpu-floor.mjs";
+import wfSteps from "./workloads/wf-steps.mjs";
+import wfSleepers from "./workloads/wf-sleepers.mjs";
+import wfReplay from "./workloads/wf-replay.mjs";
 
-const WORKLOADS = [enqueueOne, enqueueBatch, ...drains, drainKeys, latency, largeBacklog, cpuFloor];
+const WORKLOADS = [enqueueOne, enqueueBatch, ...drains, drainKeys, latency, largeBacklog, cpuFloor, wfSteps, wfSleepers, wfReplay];
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = join(HERE, "..");
 
@@ -67,8 +70,11 @@ function parseArgs(argv) {
 
 const log = (s) => process.stderr.write(`${s}\n`);
 
-/** Whether `system` takes part in workload `wl`: not skipped by the system, and within the workload's reach. */
-const runs = (wl, system) => !system.skip.includes(wl.id) && (!wl.appliesTo || wl.appliesTo(system));
+/**
+ * Whether `system` takes part in workload `wl`: not skipped by the system, and within the
+ * workload's reach (a workload without appliesTo is a queue workload: it needs `open`).
+ */
+const runs = (wl, system) => !system.skip.includes(wl.id) && (wl.appliesTo ? wl.appliesTo(system) : typeof system.open === "function");
 
 /**
  * Runs a measurement, again after a pause if it fails (at most 3 tries): a shared

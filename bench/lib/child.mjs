@@ -5,8 +5,9 @@
 import { systemById } from "../systems/index.mjs";
 import * as measurements from "./ops.mjs";
 import { cpuVsFloor } from "./cpu-floor.mjs";
+import { wfReplayAdvance, wfReplayBuild, wfSleepers, wfSteps } from "./workflows.mjs";
 
-const ops = { ...measurements, cpuVsFloor };
+const ops = { ...measurements, cpuVsFloor, wfSteps, wfSleepers, wfReplayBuild, wfReplayAdvance };
 
 process.once("message", async (msg) => {
   let reply;

@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 const here = fileURLToPath(new URL("..", import.meta.url));
-const needed = ["graphile-worker", "pg-boss", "bullmq", "ioredis", "plainjob", "better-sqlite3", "pg"];
+const needed = ["graphile-worker", "pg-boss", "bullmq", "ioredis", "plainjob", "better-sqlite3", "pg", "@dbos-inc/dbos-sdk"];
 if (!needed.every((p) => existsSync(new URL(`../node_modules/${p}/package.json`, import.meta.url)))) {
   console.error("installing the bench's dependencies (npm ci in bench/)…");
   const r = spawnSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: here, stdio: "inherit" });

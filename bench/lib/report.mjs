@@ -251,6 +251,18 @@ const WHY_LOSSES = [
       `BullMQ keeps the backlog in memory; plainjob commits without an fsync.`,
     ],
   },
+  {
+    title: "Four-step workflow",
+    keys: ["wfStepRate", "wfStepCpu"],
+    why: [
+      `Each workflow step is two works of the pool (the step, and the advance that replays or resumes the`,
+      `function), and the advance reads the run and its journal, then writes the journal, the run's`,
+      `generation and the next step in a transaction of its own, so advances are not group-committed the way`,
+      `plain results are: about 17 queries per step on PostgreSQL where plain work needs about 2. A DBOS`,
+      `step is one checkpoint insert by the process running the workflow, with no queue between steps.`,
+      `Counts and profiles: [notes/workflows.md](notes/workflows.md).`,
+    ],
+  },
 ];
 
 /** One line per metric in `keys` and system of ours that lost to a peer in this run: "workpool SQLite: 0.14× plainjob, 0.72× BullMQ". */

@@ -2,10 +2,12 @@
 import { fork } from "node:child_process";
 
 const CHILD = new URL("./child.mjs", import.meta.url);
+/** --expose-gc: the workflow heap figures force a GC before reading the heap. */
+const EXEC_ARGV = ["--max-old-space-size=4096", "--expose-gc"];
 
 export function runChild(system, op, params, ctx, { timeoutMs = 15 * 60_000 } = {}) {
   return new Promise((resolve, reject) => {
-    const child = fork(CHILD, [], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: ["--max-old-space-size=4096"] });
+    const child = fork(CHILD, [], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: EXEC_ARGV });
     let reply = null;
     const timer = setTimeout(() => {
       child.kill("SIGKILL");

@@ -22,8 +22,9 @@ import plainjob from "./plainjob.mjs";
 import graphileWorker from "./graphile-worker.mjs";
 import pgBoss from "./pg-boss.mjs";
 import bullmq from "./bullmq.mjs";
+import dbos from "./dbos.mjs";
 
-export const SYSTEMS = [workpoolSqlite("FULL"), workpoolSqlite("NORMAL"), plainjob, workpoolPostgres, graphileWorker, pgBoss, bullmq];
+export const SYSTEMS = [workpoolSqlite("FULL"), workpoolSqlite("NORMAL"), plainjob, workpoolPostgres, graphileWorker, pgBoss, bullmq, dbos];
 
 export function systemById(id) {
   const s = SYSTEMS.find((x) => x.id === id);

@@ -4,6 +4,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { dropSchema } from "../lib/pg.mjs";
 import { PG_URL } from "../lib/env.mjs";
+import { openWorkflowPool, postgresKit, sqliteKit } from "./workpool-workflows.mjs";
 
 const PG_SCHEMA = "workpool_bench";
 
@@ -16,6 +17,13 @@ const postgresModule = (ctx) => new URL("drivers/postgres/index.js", distOf(ctx)
 
 function version() {
   return JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
+}
+
+/** The built library's Workpool and WorkflowManager. */
+async function library(ctx) {
+  const { Workpool } = await import(new URL("index.js", distOf(ctx)).href);
+  const { WorkflowManager } = await import(new URL("workflow/index.js", distOf(ctx)).href);
+  return { Workpool, WorkflowManager };
 }
 
 function builtCheck(ctx) {
@@ -74,15 +82,22 @@ export function workpoolSqlite(synchronous) {
       `sqliteStore({ filename, synchronous: "${synchronous}" }) (WAL, busy_timeout 5000, poll 100 ms); ` +
       '`new Workpool(store, { maxParallelism: N, logLevel: "ERROR" })`; enqueueAction / enqueueActionBatch; no retry (the default).',
     // The NORMAL row is a separately labelled extra: it skips the long workloads.
-    skip: synchronous === "FULL" ? [] : ["large-backlog", "latency", "drain-keys"],
+    skip: synchronous === "FULL" ? [] : ["large-backlog", "latency", "drain-keys", "wf-sleepers", "wf-replay"],
     available: async (ctx) => builtCheck(ctx),
     version,
     async reset(ctx) {
       for (const ext of ["", "-wal", "-shm"]) rmSync(file(ctx) + ext, { force: true });
     },
-    async open(ctx, opts) {
+    async openStore(ctx) {
       const { sqliteStore } = await import(new URL("drivers/sqlite/index.js", distOf(ctx)).href);
-      return openPool(ctx, sqliteStore({ filename: file(ctx), synchronous }), opts);
+      return sqliteStore({ filename: file(ctx), synchronous });
+    },
+    async open(ctx, opts) {
+      return openPool(ctx, await this.openStore(ctx), opts);
+    },
+    /** A pool with a WorkflowManager and the bench's workflows (systems/workpool-workflows.mjs). */
+    async openWorkflows(ctx, opts) {
+      return openWorkflowPool(await library(ctx), await this.openStore(ctx), sqliteKit(file(ctx), distOf(ctx)), opts);
     },
     /**
      * A fresh store of the same kind on its own file, for the raw SQL reference of the
@@ -121,10 +136,16 @@ export const workpoolPostgres = {
   async reset() {
     await dropSchema(PG_SCHEMA);
   },
-  async open(ctx, opts) {
+  async openStore(ctx) {
     const { postgresStore } = await import(postgresModule(ctx).href);
     const store = postgresStore({ connectionString: PG_URL, schema: PG_SCHEMA });
     await store.migrate();
-    return openPool(ctx, store, opts);
+    return store;
+  },
+  async open(ctx, opts) {
+    return openPool(ctx, await this.openStore(ctx), opts);
+  },
+  async openWorkflows(ctx, opts) {
+    return openWorkflowPool(await library(ctx), await this.openStore(ctx), postgresKit(PG_URL, PG_SCHEMA), opts);
   },
 };
