@@ -5,14 +5,11 @@
  */
 import type { AdminStateFilter, ListOptions, WorkpoolAdmin } from "../admin/types.js";
 import { checkOptionKeys, optionKeys, type OptionKey, type OptionKeys } from "../checks.js";
+import type { ApiAnswer } from "./answer.js";
 import { bulkCancel, bulkRetry, checkBulkIds } from "./bulk.js";
 import type { Sampler, Series } from "./sampler.js";
 
-/** What an endpoint answers: a status and a JSON body. */
-export interface ApiAnswer {
-  status: number;
-  body: unknown;
-}
+export type { ApiAnswer } from "./answer.js";
 
 const ok = (body: unknown): ApiAnswer => ({ status: 200, body });
 

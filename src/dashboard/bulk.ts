@@ -8,7 +8,7 @@ import type { WorkpoolAdmin } from "../admin/types.js";
 import { describeValue } from "../checks.js";
 import { InvalidArgumentError, UnknownWorkError } from "../errors.js";
 import { isWorkId } from "../ids.js";
-import type { ApiAnswer } from "./api.js";
+import type { ApiAnswer } from "./answer.js";
 
 /** Most ids of one bulk action. */
 export const MAX_BULK = 500;

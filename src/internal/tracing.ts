@@ -9,7 +9,7 @@ import type { CompletedEvent } from "../events.js";
 import { canRetry } from "../retry.js";
 import type { AttemptEnd, AttemptTrace, AttemptTraceInfo, EnqueueTrace, EnqueueTraceInfo, Telemetry, TraceCarrier } from "../telemetry.js";
 import type { WorkId } from "../types.js";
-import type { AttemptOutcome } from "./transitions/outcome.js";
+import type { AttemptOutcome } from "./transitions/attempt-outcome.js";
 import { readMeta } from "./work-meta.js";
 
 /** Most fields, and longest field, a stored carrier may have. */

@@ -136,9 +136,8 @@ export function defineAttemptFencingTests<Tx>(harness: StoreHarness<Tx>): void {
       const job = limited.defineAction("job", () => void starts.push(t.clock.now()));
       const x = await limited.enqueueAction(job, { n: 1 }, { runAt: T0 + 5000 });
       const y = await limited.enqueueAction(job, { n: 2 }, { runAt: T0 + 5000 });
-      const initial = nextClaim();
-      await limited.start();
-      expect(await initial.done).toEqual([]);
+      // The pool's configuration is stored now: starting it later needs no statement before its first claim.
+      await limited.runOnce();
       await holders.enqueueMutationBatch(
         hold,
         Array.from({ length: harness.connections }, (_, i) => ({ i })),
@@ -146,9 +145,10 @@ export function defineAttemptFencingTests<Tx>(harness: StoreHarness<Tx>): void {
       await holders.start();
       await Promise.all(holding);
 
-      // Due now; the claim is made, then waits for a connection while time goes on.
-      const first = nextClaim();
+      // Due now; the worker's first claim is made, then waits for a connection while time goes on.
       t.clock.advance(5000);
+      const first = nextClaim();
+      await limited.start();
       await first.issued;
       t.clock.advance(3000);
       const xStarted = nextEvent(limited, "started", (e) => e.workId === x);
@@ -162,10 +162,11 @@ export function defineAttemptFencingTests<Tx>(harness: StoreHarness<Tx>): void {
 
       // The window counts x's start at T0 + 8000: y starts a full period later, not at once.
       await settle();
-      for (let i = 0; i < 10; i++) {
-        t.clock.advance(100);
-        await settle();
-      }
+      await limited.stop();
+      t.clock.advance(500);
+      expect((await limited.runOnce()).claimed).toBe(0);
+      t.clock.advance(500);
+      expect((await limited.runOnce()).claimed).toBe(1);
       expect((await yStarted).startedAt).toBe(T0 + 9000);
       expect(starts).toEqual([T0 + 8000, T0 + 9000]);
     });

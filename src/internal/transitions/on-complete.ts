@@ -11,7 +11,7 @@ import type { RunResult, WorkId } from "../../types.js";
 import type { PoolRuntime } from "../runtime.js";
 import { boundScheduledTime } from "../run-at.js";
 import { errorText } from "../../error-text.js";
-import type { Refusals } from "./fallback.js";
+import type { Refusals } from "./refusals.js";
 import { onCompleteEnd } from "../tracing.js";
 
 /**

@@ -7,19 +7,13 @@ import type { WorkRow } from "../../driver/driver.js";
 import type { ErrorDetail } from "../../error-text.js";
 import type { CompletedEvent, CompletionStatus } from "../../events.js";
 import { backoffMs, canRetry } from "../../retry.js";
-import type { JsonValue, RetryBehavior, RunResult, WorkId } from "../../types.js";
+import type { RetryBehavior, RunResult, WorkId } from "../../types.js";
 import type { PoolRuntime } from "../runtime.js";
+import type { AttemptOutcome } from "./attempt-outcome.js";
+
+export type { AttemptOutcome } from "./attempt-outcome.js";
 import { boundScheduledTime } from "../run-at.js";
 import { runsOnComplete, workLogLevel } from "../work-meta.js";
-
-/**
- * How one attempt ended, as seen by the worker that ran it. A failure's `detail` holds the
- * name and stack of the Error the handler threw, for the attempt's record.
- */
-export type AttemptOutcome =
-  | { kind: "success"; returnValue: unknown }
-  | { kind: "failed"; error: string; retryable: boolean; detail?: ErrorDetail; errorData?: JsonValue }
-  | { kind: "canceled" };
 
 /** An attempt that threw (or whose worker was lost), as its record in the attempt log keeps it. */
 export interface AttemptFailure {
