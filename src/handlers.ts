@@ -102,6 +102,9 @@ type AnyHandle = { readonly kind: string; readonly name: string; readonly pool: 
 /** Code of the process warning about a mutation or onComplete that keeps a SQLite store's connection across turns of the event loop. */
 export const HELD_CONNECTION_WARNING = "WORKPOOL_SQLITE_HANDLER_AWAITED";
 
+/** The prefix of the names of workpool's own handlers (the workflow layer's). */
+export const RESERVED_PREFIX = "workpool:";
+
 /** Handlers of one pool, by name (one namespace for all kinds). */
 export class HandlerRegistry<Tx> {
   private readonly handlers = new Map<string, Registered<Tx>>();
@@ -116,10 +119,20 @@ export class HandlerRegistry<Tx> {
     private readonly heldConnection = false,
   ) {}
 
-  /** Registers `fn` under `name`; throws if the name is taken or invalid. */
-  define<H extends AnyHandle>(kind: Registered<Tx>["kind"], name: unknown, fn: unknown): H {
+  /**
+   * Registers `fn` under `name`; throws if the name is taken or invalid. Names starting
+   * with `workpool:` are the library's own (`internal`): they are refused otherwise, and
+   * not watched for holding the connection (their awaits are the library's).
+   */
+  define<H extends AnyHandle>(kind: Registered<Tx>["kind"], name: unknown, fn: unknown, internal = false): H {
     const field = kind === "onComplete" ? "defineOnComplete(name)" : `define${kind[0]!.toUpperCase()}${kind.slice(1)}(name)`;
     checkName(field, name, 200);
+    if (!internal && (name as string).startsWith(RESERVED_PREFIX)) {
+      throw new InvalidArgumentError(
+        field,
+        `names starting with "${RESERVED_PREFIX}" are reserved for workpool's own handlers, got "${String(name)}"`,
+      );
+    }
     if (typeof fn !== "function") throw new InvalidArgumentError(`${field.replace("(name)", "(handler)")}`, "must be a function");
     const existing = this.handlers.get(name as string);
     if (existing) {
@@ -128,7 +141,7 @@ export class HandlerRegistry<Tx> {
         `"${String(name)}" is already defined (as ${existing.kind === "onComplete" ? "an onComplete" : `a ${existing.kind}`}) in pool "${this.pool}"; each name may be defined once`,
       );
     }
-    const run = this.heldConnection && kind !== "action" ? warnWhenHeld(this.pool, kind, name as string, fn as AnyFn) : fn;
+    const run = this.heldConnection && kind !== "action" && !internal ? warnWhenHeld(this.pool, kind, name as string, fn as AnyFn) : fn;
     this.handlers.set(name as string, { kind, fn: run } as Registered<Tx>);
     const handle = Object.freeze({ kind, name: name as string, pool: this.pool }) as unknown as H;
     this.handles.add(handle);

@@ -102,6 +102,8 @@ export interface WorkflowOps {
   updateRun(id: string, update: RunUpdate): Maybe<void>;
   /** The run's journal from entry `from` on, in order. */
   readSteps(runId: string, from?: number): Maybe<StepRow[]>;
+  /** The run's entries that have an outcome the function was not given yet (not now/random/uuid), in order. */
+  readUndelivered(runId: string): Maybe<StepRow[]>;
   /** Appends journal entries. */
   insertSteps(rows: readonly StepRow[]): Maybe<void>;
   /**

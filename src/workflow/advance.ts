@@ -6,6 +6,7 @@
  * replayed: every journal entry is matched to the call at its position, and outcomes are
  * given back in the rounds they were first given, so the function takes the same path.
  */
+import type { TxOps } from "../driver/driver.js";
 import type { RunRow, StepRow } from "../driver/workflow-ops.js";
 import { errorText } from "../error-text.js";
 import { InvalidArgumentError } from "../errors.js";
@@ -13,7 +14,7 @@ import { encodeJson } from "../json.js";
 import { commitBlocked, commitEnd, commitSteps } from "./commit.js";
 import { timeoutMessage } from "./finish.js";
 import type { Engine } from "./engine.js";
-import { Execution, type StepOutcome } from "./execution.js";
+import { entryInfo, Execution, type StepOutcome } from "./execution.js";
 import { storedOutcome } from "./outcomes.js";
 import { freshValue, Step } from "./step.js";
 import type { WorkflowResult } from "./types.js";
@@ -39,17 +40,24 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
     return { mode: "idle", replayedSteps: 0 };
   }
   const def = engine.definitions.get(run.name);
-  if (!def)
+  if (!def) {
     throw new Error(
       `workpool: workflow "${run.name}" is not defined in this process (pool "${engine.rt.pool}"); define it in every worker`,
     );
-  const journal = await wf.readSteps(runId);
+  }
   let exec = engine.executions.take(runId, run.generation);
   let mode: AdvanceReport["mode"] = "resumed";
   let replayedSteps = 0;
-  if (exec) exec.useJournal(journal);
-  else {
+  let journalLength: number;
+  let fresh: readonly StepRow[];
+  if (exec) {
+    // Kept in memory: every entry up to its calls is known, only outcomes since are read.
+    journalLength = exec.calls.length;
+    fresh = await wf.readUndelivered(runId);
+  } else {
     mode = "replayed";
+    const journal = await wf.readSteps(runId);
+    journalLength = journal.length;
     exec = new Execution(journal, (name) => freshValue(hostValues(engine), name));
     const step = new Step(run.id, exec, {
       handlers: engine.rt.handlers,
@@ -62,39 +70,53 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
     replayedSteps = await replayRounds(exec, journal);
     if (exec.open && exec.calls.length < journal.length) {
       const missing = journal[exec.calls.length]!;
-      exec.block({
-        n: missing.n,
-        expected: null,
-        recorded: { kind: missing.kind === "value" ? (missing.name as "now") : missing.kind, name: missing.name },
-      });
+      exec.block({ n: missing.n, expected: null, recorded: entryInfo(missing) });
     }
+    fresh = journal.filter((e) => e.delivered === null && e.kind !== "value" && e.outcome !== null);
   }
   // The outcomes journaled since the last advance: one new round.
   const delivered: number[] = [];
   if (exec.open) {
-    for (const e of journal) {
-      if (e.delivered !== null || e.kind === "value") continue;
-      const outcome = storedOutcome(e);
-      if (outcome === null) continue;
-      exec.deliver(e.n, outcome);
+    for (const e of fresh) {
+      exec.deliver(e.n, storedOutcome(e)!);
       delivered.push(e.n);
     }
     if (delivered.length) await Execution.settle();
   }
   // In a canceling run, a step the function calls before it has seen the cancel ends at once.
-  if (run.state === "canceling") await cancelNewCalls(exec, journal.length, cancelOutcome(engine, run));
+  if (run.state === "canceling") await cancelNewCalls(exec, journalLength, cancelOutcome(engine, run));
   const now = engine.rt.options.clock.now();
-  const result = await engine.driver.transaction(async (ops) => {
-    if (exec.blocked) return commitBlocked(engine, ops, run, exec.blocked, now);
-    const calls = exec.calls.slice(journal.length);
-    if (exec.ending) return commitEnd(engine, ops, run, runResult(engine, run, exec.ending), { delivered, calls }, now);
-    if (!calls.length && !delivered.length) return true;
-    return commitSteps(engine, ops, run, { delivered, calls }, now);
-  });
-  // Kept only while the run goes on here and is not waiting on a long wait.
-  if (result && exec.open && !waitsLong(exec)) engine.executions.keep(runId, exec, run.generation + 1);
-  else engine.executions.drop(runId);
+  const done = exec;
+  const result = await engine.driver.transaction((ops) => commitAdvance(engine, ops, run, done, journalLength, delivered, now));
+  keepOrDrop(engine, run, exec, result);
   return { mode, replayedSteps };
+}
+
+/**
+ * Writes what the function did since the run's last write (its calls from position
+ * `journalLength` on, the outcomes it was given in `delivered`), in `ops`' transaction,
+ * fenced by the run's generation. False when another writer moved the run first.
+ */
+export function commitAdvance<Tx>(
+  engine: Engine<Tx>,
+  ops: TxOps<Tx>,
+  run: RunRow,
+  exec: Execution,
+  journalLength: number,
+  delivered: number[],
+  now: number,
+): Promise<boolean> {
+  if (exec.blocked) return commitBlocked(engine, ops, run, exec.blocked, now);
+  const calls = exec.calls.slice(journalLength);
+  if (exec.ending) return commitEnd(engine, ops, run, runResult(engine, run, exec.ending), { delivered, calls }, now);
+  if (!calls.length && !delivered.length) return Promise.resolve(true);
+  return commitSteps(engine, ops, run, { delivered, calls }, now);
+}
+
+/** After a commit: the execution is kept at the run's next generation while it goes on here and does not wait long. */
+export function keepOrDrop<Tx>(engine: Engine<Tx>, run: RunRow, exec: Execution, committed: boolean): void {
+  if (committed && exec.open && !waitsLong(exec)) engine.executions.keep(run.id, exec, run.generation + 1);
+  else engine.executions.drop(run.id);
 }
 
 /** Ends, in this advance, the new calls of a canceling run's function until it has seen the cancel. */

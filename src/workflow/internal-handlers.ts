@@ -4,8 +4,9 @@
  * exactly-once guarantee of the pool is theirs.
  */
 import type { Driver } from "../driver/driver.js";
-import type { Workpool } from "../workpool.js";
+import type { ActionFn, ActionHandle, HandlerRegistry, MutationFn, MutationHandle, OnCompleteFn, OnCompleteHandle } from "../handlers.js";
 import { advance } from "./advance.js";
+import { continueHere } from "./continue.js";
 import { enqueueAdvance, opsOn, andThen, type Engine, type InternalHandles, type RunRef, type StepRef } from "./engine.js";
 import { cancelRun, deliverRunOnComplete, finishRun } from "./finish.js";
 import { workOutcome } from "./outcomes.js";
@@ -17,20 +18,32 @@ export const INTERNAL_PREFIX = "workpool:workflow.";
 /** The internal mutation that cancels a run (the admin API's cancel request). */
 export const CANCEL_HANDLER = `${INTERNAL_PREFIX}cancel`;
 
-/** Defines the internal handlers on `pool`; `engine` is read when they run. */
-export function defineInternalHandlers<Tx>(pool: Workpool<Tx>, driver: Driver<Tx>, engine: () => Engine<Tx>): InternalHandles {
+/** Defines the internal handlers in a pool's `registry`; `engine` is read when they run. */
+export function defineInternalHandlers<Tx>(registry: HandlerRegistry<Tx>, driver: Driver<Tx>, engine: () => Engine<Tx>): InternalHandles {
   const now = (): number => engine().rt.options.clock.now();
+  const pool = {
+    defineAction: <A, R>(name: string, fn: ActionFn<A, R>) => registry.define<ActionHandle<A, R>>("action", name, fn, true),
+    defineMutation: <A, R>(name: string, fn: MutationFn<Tx, A, R>) => registry.define<MutationHandle<A, R>>("mutation", name, fn, true),
+    defineOnComplete: <C, R>(name: string, fn: OnCompleteFn<Tx, C, R>) =>
+      registry.define<OnCompleteHandle<C, R>>("onComplete", name, fn, true),
+  };
   return {
     advance: pool.defineAction(`${INTERNAL_PREFIX}advance`, async (_ctx, { r }: RunRef) => {
       await advance(engine(), r);
       return null;
     }),
-    stepDone: pool.defineOnComplete<StepRef, unknown>(`${INTERNAL_PREFIX}step-done`, (ctx, { context, result }) => {
+    stepDone: pool.defineOnComplete<StepRef, unknown>(`${INTERNAL_PREFIX}step-done`, async (ctx, { context, result }) => {
       const { state, outcome } = workOutcome(result);
       // A step the run's cancel already ended keeps that end: its late result is ignored.
-      return andThen(driver.workflows(ctx.tx).endStep(context.r, context.n, state, JSON.stringify(outcome), now(), ctx.workId), (ended) =>
-        ended ? enqueueAdvance(engine(), ctx.tx, context.r).then(() => undefined) : undefined,
-      );
+      if (!(await driver.workflows(ctx.tx).endStep(context.r, context.n, state, JSON.stringify(outcome), now(), ctx.workId))) return;
+      // The run goes on here when this process keeps it (a savepoint of this transaction); else an advance does it.
+      const continued = await driver
+        .transaction((ops) => continueHere(engine(), ops, context.r, context.n, outcome))
+        .catch((e: unknown) => {
+          engine().rt.logger.warn(`workpool: workflow run ${context.r} could not go on after step ${context.n}; an advance will`, e);
+          return false;
+        });
+      if (!continued) await enqueueAdvance(engine(), ctx.tx, context.r);
     }),
     advanceDone: pool.defineOnComplete<RunRef, unknown>(`${INTERNAL_PREFIX}advance-done`, async (_ctx, { context, result }) => {
       if (result.kind !== "failed") return;

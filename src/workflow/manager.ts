@@ -36,7 +36,7 @@ export interface WorkflowManagerOptions {
   maxSteps?: number;
   /** Most bytes of args and outcomes in one run's journal (default 64 MiB); a run that would pass it fails. */
   maxJournalBytes?: number;
-  /** Most runs this process keeps in memory between steps (default 1,000); others replay their journal. */
+  /** Most runs this process keeps in memory between steps (default 10,000); others replay their journal. */
   keepInMemory?: number;
 }
 
@@ -67,14 +67,14 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
       );
     }
     let engine: Engine<Tx> | null = null;
-    const handles = defineInternalHandlers(pool, rt.driver, () => engine!);
+    const handles = defineInternalHandlers(rt.handlers, rt.driver, () => engine!);
     engine = {
       pool,
       rt,
       driver: rt.driver,
       definitions: new Map(),
       handles,
-      executions: new Executions(o.keepInMemory === undefined ? 1000 : checkInt("options.keepInMemory", o.keepInMemory, 0, 1_000_000)),
+      executions: new Executions(o.keepInMemory === undefined ? 10_000 : checkInt("options.keepInMemory", o.keepInMemory, 0, 1_000_000)),
       maxSteps: o.maxSteps === undefined ? 100_000 : checkInt("options.maxSteps", o.maxSteps, 1, 10_000_000),
       maxJournalBytes:
         o.maxJournalBytes === undefined ? 64 * 1024 * 1024 : checkInt("options.maxJournalBytes", o.maxJournalBytes, 1024, 2 ** 40),

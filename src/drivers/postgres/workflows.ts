@@ -38,6 +38,8 @@ export function workflowSql(s: string) {
       deadline = CASE WHEN $19 THEN $20::bigint ELSE deadline END
       WHERE id = $1 AND ($18::integer IS NULL OR generation = $18)`,
     readSteps: `SELECT ${STEP_COLUMNS} FROM ${steps} WHERE run_id = $1 AND n >= $2 ORDER BY n`,
+    readUndelivered: `SELECT ${STEP_COLUMNS} FROM ${steps}
+      WHERE run_id = $1 AND delivered IS NULL AND outcome IS NOT NULL AND kind <> 'value' ORDER BY n`,
     insertSteps: `INSERT INTO ${steps} (run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at, finished_at)
       SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
         $9::text[], $10::integer[], $11::bigint[], $12::bigint[])`,
@@ -156,6 +158,7 @@ export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
     advanceRun: async (id, generation, update) => (await run(db, s.updateRun, updateValues(id, generation, update))).rowCount > 0,
     updateRun: async (id, update) => void (await run(db, s.updateRun, updateValues(id, null, update))),
     readSteps: async (runId, from = 0) => (await run<PgStepRow>(db, s.readSteps, [runId, from])).rows.map(toStepRow),
+    readUndelivered: async (runId) => (await run<PgStepRow>(db, s.readUndelivered, [runId])).rows.map(toStepRow),
     insertSteps: async (rows) => {
       if (!rows.length) return;
       const col = <K extends keyof StepRow>(k: K) => rows.map((r) => r[k]);

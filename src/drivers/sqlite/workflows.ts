@@ -32,6 +32,8 @@ export const WORKFLOW_SQL = {
     steps = steps + @add_steps, journal_bytes = journal_bytes + @add_bytes
     WHERE id = @id AND (@generation IS NULL OR generation = @generation)`,
   readSteps: `SELECT ${STEP_COLUMNS} FROM workpool_workflow_steps WHERE run_id = ? AND n >= ? ORDER BY n`,
+  readUndelivered: `SELECT ${STEP_COLUMNS} FROM workpool_workflow_steps
+    WHERE run_id = ? AND delivered IS NULL AND outcome IS NOT NULL AND kind <> 'value' ORDER BY n`,
   insertStep: `INSERT INTO workpool_workflow_steps (${STEP_COLUMNS})
     VALUES (@run_id, @n, @kind, @name, @state, @args, @outcome, @work_id, @child_id, @delivered, @started_at, @finished_at)`,
   endStep: `UPDATE workpool_workflow_steps SET state = @state, outcome = @outcome, finished_at = @now
@@ -191,6 +193,7 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
     advanceRun: (id, generation, update) => s.updateRun.run(updateParams(id, generation, update)).changes > 0,
     updateRun: (id, update) => void s.updateRun.run(updateParams(id, null, update)),
     readSteps: (runId, from = 0) => (s.readSteps.all(runId, from) as SqliteStepRow[]).map(toStepRow),
+    readUndelivered: (runId) => (s.readUndelivered.all(runId) as SqliteStepRow[]).map(toStepRow),
     insertSteps: (rows) => {
       for (const r of rows) {
         s.insertStep.run({
@@ -235,6 +238,9 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
   };
 }
 
+/** The operations that only read. */
+const READS = new Set(["readRun", "lockRun", "readSteps", "readUndelivered", "waitingFor", "openChildren"]);
+
 /** Workflows on SQLite (the workflow noun of the driver interface). */
 export class SqliteWorkflows implements WorkflowStoreOps<Database> {
   constructor(
@@ -244,11 +250,13 @@ export class SqliteWorkflows implements WorkflowStoreOps<Database> {
 
   workflows(tx?: Database): WorkflowOps {
     if (tx !== undefined || this.access.insideTx) return sqliteWorkflowOps(tx ?? this.db);
-    // Outside a transaction: each call holds the connection, in its own write transaction.
+    // Outside a transaction: each call holds the connection; a read needs no write transaction.
     const raw = sqliteWorkflowOps(this.db);
     const held: Record<string, unknown> = {};
     for (const [name, fn] of Object.entries(raw) as [string, (...a: unknown[]) => unknown][]) {
-      held[name] = (...args: unknown[]) => this.access.write(() => fn(...args));
+      held[name] = READS.has(name)
+        ? (...args: unknown[]) => this.access.read(() => fn(...args))
+        : (...args: unknown[]) => this.access.write(() => fn(...args));
     }
     return held as unknown as WorkflowOps;
   }
