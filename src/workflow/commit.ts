@@ -64,10 +64,11 @@ export async function commitSteps<Tx>(
         });
         break;
       case "sleep":
+        // Retried if its worker is lost: it does nothing, so running it again is harmless.
         e.workId = await engine.pool.enqueueAction(
           engine.handles.sleep,
           {},
-          { tx: ops.tx, runAfter: request.ms, onComplete: engine.handles.stepDone, context },
+          { tx: ops.tx, runAfter: request.ms, retry: true, onComplete: engine.handles.stepDone, context },
         );
         break;
       case "event": {
