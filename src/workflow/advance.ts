@@ -21,16 +21,34 @@ import type { WorkflowResult } from "./types.js";
 
 /** What an advance did, for tests and the bench. */
 export interface AdvanceReport {
-  /** "replayed" when the function ran again from the start, "resumed" when it continued in memory, "idle" for nothing to do. */
-  mode: "replayed" | "resumed" | "idle";
+  /**
+   * "replayed" when the function ran again from the start, "resumed" when it continued in
+   * memory, "idle" for nothing to do, "fenced" when another writer moved the run first
+   * (nothing written).
+   */
+  mode: "replayed" | "resumed" | "idle" | "fenced";
   /** The journal entries replayed. */
   replayedSteps: number;
 }
 
 /** Advances run `runId` once; one advance of a run at a time in this process. */
 export function advance<Tx>(engine: Engine<Tx>, runId: string): Promise<AdvanceReport> {
-  return engine.executions.serial(runId, () => advanceNow(engine, runId));
+  return engine.executions.serial(runId, async () => {
+    // An advance refused by the generation fence read outcomes another writer did not give
+    // (it committed first, from an older read): read again and go on, or the run would wait.
+    for (let tries = 1; ; tries++) {
+      const report = await advanceNow(engine, runId);
+      if (report.mode !== "fenced") return report;
+      if (tries >= FENCED_TRIES)
+        throw new Error(
+          `workpool: the advance of workflow run ${runId} lost to other writers ${tries} times in a row; it will be tried again`,
+        );
+    }
+  });
 }
+
+/** How many times in a row an advance reads again after losing to another writer, before its work is retried with backoff. */
+const FENCED_TRIES = 10;
 
 async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<AdvanceReport> {
   const wf = engine.driver.workflows();
@@ -77,7 +95,7 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
   // The outcomes journaled since the last advance: one new round.
   const delivered: number[] = [];
   if (exec.open) {
-    for (const e of fresh) {
+    for (const e of inRoundOrder(fresh)) {
       exec.deliver(e.n, storedOutcome(e)!);
       delivered.push(e.n);
     }
@@ -89,7 +107,7 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
   const done = exec;
   const result = await engine.driver.transaction((ops) => commitAdvance(engine, ops, run, done, journalLength, delivered, now));
   keepOrDrop(engine, run, exec, result);
-  return { mode, replayedSteps };
+  return { mode: result ? mode : "fenced", replayedSteps };
 }
 
 /**
@@ -106,6 +124,9 @@ export function commitAdvance<Tx>(
   delivered: number[],
   now: number,
 ): Promise<boolean> {
+  // A canceling run whose code no longer matches its journal cannot unwind: it ends as its cancel asked.
+  if (exec.blocked && run.state === "canceling")
+    return commitEnd(engine, ops, run, runResult(engine, run, { ok: true, value: null }), { delivered: [], calls: [] }, now);
   if (exec.blocked) return commitBlocked(engine, ops, run, exec.blocked, now);
   const calls = exec.calls.slice(journalLength);
   if (exec.ending) return commitEnd(engine, ops, run, runResult(engine, run, exec.ending), { delivered, calls }, now);
@@ -117,6 +138,16 @@ export function commitAdvance<Tx>(
 export function keepOrDrop<Tx>(engine: Engine<Tx>, run: RunRow, exec: Execution, committed: boolean): void {
   if (committed && exec.open && !waitsLong(exec)) engine.executions.keep(run.id, exec, run.generation + 1);
   else engine.executions.drop(run.id);
+}
+
+/**
+ * The order outcomes of one round are given in: the run's cancel first (it wins: a
+ * `Promise.all` over a failed and a canceled step rejects with the cancel, so the function
+ * cannot catch the failure and go on as if not canceled), then by position.
+ */
+export function inRoundOrder(entries: readonly StepRow[]): StepRow[] {
+  const byCancel = (e: StepRow): number => ((storedOutcome(e) as { by?: string } | null)?.by ? 0 : 1);
+  return [...entries].sort((a, b) => byCancel(a) - byCancel(b) || a.n - b.n);
 }
 
 /** Ends, in this advance, the new calls of a canceling run's function until it has seen the cancel. */
@@ -154,7 +185,7 @@ async function replayRounds(exec: Execution, journal: readonly StepRow[]): Promi
   for (const g of [...rounds.keys()].sort((a, b) => a - b)) {
     let pending = rounds.get(g)!;
     while (pending.length && exec.open) {
-      const made = pending.filter((e) => e.n < exec.calls.length);
+      const made = inRoundOrder(pending.filter((e) => e.n < exec.calls.length));
       // Given an outcome in this round, but never called: the code no longer makes this call.
       if (!made.length) exec.deliver(pending[0]!.n, storedOutcome(pending[0]!) as StepOutcome);
       for (const e of made) exec.deliver(e.n, storedOutcome(e) as StepOutcome);
