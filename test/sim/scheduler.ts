@@ -25,9 +25,11 @@ import { Rng } from "./rng.js";
 import { describeRun, drawRun } from "./run-config.js";
 import { SimTime } from "./sim-clock.js";
 import { StoreCalls } from "./store-calls.js";
-import type { SimStore } from "./stores.js";
+import type { SimStore, Snapshot } from "./stores.js";
 import { logLine, Trace } from "./trace.js";
 import type { Variant } from "./variants.js";
+import { isWorkflowRow } from "./wf-invariants.js";
+import { WfRun, type WorkflowMode } from "./wf-run.js";
 import type { WorkloadHooks } from "./workload.js";
 
 const DRAIN_STEPS = 3000;
@@ -48,6 +50,8 @@ export interface SchedulerOptions {
   rates?: boolean;
   /** False: no holds and no retries without backoff, whatever the seed draws. */
   timing?: boolean;
+  /** Which runs have workflows (default `some`). */
+  workflows?: WorkflowMode;
 }
 
 /** Steps one run. */
@@ -75,6 +79,8 @@ export class Scheduler implements OpHost {
   readonly faultRate: number;
   readonly options: SchedulerOptions;
   readonly store: SimStore;
+  /** The run's workflows, or null in a run without them. */
+  readonly wf: WfRun | null;
   draining = false;
   /** Application calls in flight, by process: the drain waits for those of live processes. */
   readonly calls = new Map<object, ProcHandle>();
@@ -90,6 +96,9 @@ export class Scheduler implements OpHost {
   private lateResults = 0;
   /** The pool's stored configuration at the last check. */
   storedConfig: PoolConfig | null = null;
+  private lastSnapshot: Snapshot | null = null;
+  /** Ids of the workflows' work (their steps, advances and timeouts), which the application leaves alone. */
+  readonly workflowRows = new Set<string>();
   private crashCount = 0;
   /** Attempts started so far (the drain of a rate-limited run goes on while they grow). */
   private starts = 0;
@@ -117,7 +126,9 @@ export class Scheduler implements OpHost {
     });
     this.slots = shape.slots;
     this.faultRate = shape.faultRate;
-    this.steps = shape.steps;
+    this.wf = WfRun.draw(this, options.seed, options.workflows ?? "some");
+    // A workflow moves one store call at a time: its runs get a longer random phase, with its faults.
+    this.steps = options.steps ?? shape.steps * (this.wf ? 3 : 1);
     this.config = shape.config;
     this.keys = shape.keys;
     this.rated = shape.rated;
@@ -131,6 +142,7 @@ export class Scheduler implements OpHost {
     this.checker = new Checker(this.config, (id) => this.trace.label(id), this.time.start);
     this.client = new Client(this);
     this.trace.add(describeRun(options.seed, shape));
+    for (const line of this.wf?.describe() ?? []) this.trace.add(line);
   }
 
   /** Runs the random phase, then drains and checks the end. */
@@ -145,13 +157,16 @@ export class Scheduler implements OpHost {
   }
 
   /** Counts for the report. */
-  figures(): { steps: number; works: number; faults: number; crashes: number; lateResults: number } {
+  figures(): { steps: number; works: number; faults: number; crashes: number; lateResults: number; runs: number; blocked: number } {
+    const runs = this.lastSnapshot?.wf?.runs ?? [];
     return {
       steps: this.stepNo,
       works: this.trace.ids().length,
       faults: this.storeCalls.faults,
       crashes: this.crashCount,
       lateResults: this.lateResults,
+      runs: runs.length,
+      blocked: runs.filter((r) => r.state === "blocked").length,
     };
   }
 
@@ -172,8 +187,9 @@ export class Scheduler implements OpHost {
     const n = ++this.spawned;
     const stepped = this.rng.chance(0.25);
     const random = this.rng.fork();
+    const wf = this.wf?.definer(this.crashCount > 0);
     const proc = new SimProcess(
-      `p${n}${stepped ? "s" : ""}`,
+      `p${n}${stepped ? "s" : ""}${wf?.changed ? "c" : ""}`,
       stepped,
       this.store,
       this,
@@ -189,6 +205,7 @@ export class Scheduler implements OpHost {
       this.config,
       this.hooks,
       (p, level, message) => this.logged(p, level, message),
+      wf?.define,
     );
     this.procs.push(proc);
     this.trace.add(`${this.head()} spawn ${proc.label}`);
@@ -323,10 +340,15 @@ export class Scheduler implements OpHost {
     }
     if (!force && !this.storeCalls.wrote) return null;
     this.storeCalls.wrote = false;
-    const snapshot = await this.store.snapshot(this.config.pool);
+    const snapshot = await this.store.snapshot(this.config.pool, this.wf !== null);
     this.storedConfig = snapshot.config;
-    for (const r of snapshot.rows) this.trace.label(r.id);
+    this.lastSnapshot = snapshot;
+    for (const r of snapshot.rows) {
+      this.trace.label(r.id);
+      if (this.wf && isWorkflowRow(r)) this.workflowRows.add(r.id);
+    }
     this.checker.check(this.stepNo, this.time.now(), snapshot, this.obs);
+    this.wf?.check(snapshot);
     clearStep(this.obs);
     return snapshot.rows;
   }
@@ -343,10 +365,14 @@ export class Scheduler implements OpHost {
       const rows = await this.endStep();
       if (!rows) continue;
       const calls = [...this.calls.values()].some((p) => !p.dead);
-      if (!calls && rows.every((r) => r.state === "finished" && r.ocState !== "pending")) return this.checker.checkEnd(rows);
+      if (!calls && rows.every((r) => r.state === "finished" && r.ocState !== "pending")) return this.checkEnd(rows);
     }
-    const rows = await this.endStep(true);
-    this.checker.checkEnd(rows!);
+    this.checkEnd((await this.endStep(true))!);
+  }
+
+  private checkEnd(rows: WorkRow[]): void {
+    this.checker.checkEnd(rows);
+    this.wf?.checkEnd(this.lastSnapshot!);
   }
 
   private async drainStep(): Promise<void> {
