@@ -14,6 +14,8 @@ import { FAULT_KINDS, type FaultKind } from "./faulty-driver.js";
 import { describeFailure, runSeed } from "./run.js";
 import { createSimStore, type StoreKind } from "./stores.js";
 import type { WorkflowMode } from "./wf-run.js";
+import { VARIANTS, type Variant } from "./variants.js";
+import { WF_VARIANTS } from "./wf-variants.js";
 
 function int(value: string): number {
   const n = Number(value);
@@ -31,6 +33,13 @@ function faultList(value: string): FaultKind[] {
   return list as FaultKind[];
 }
 
+function variantNamed(value: string): Variant {
+  const all = [...VARIANTS, ...WF_VARIANTS];
+  const v = all.find((x) => x.name === value);
+  if (!v) throw new InvalidArgumentError(`unknown variant "${value}"; one of ${all.map((x) => x.name).join(", ")}`);
+  return v;
+}
+
 const program = new Command("sim")
   .description("deterministic simulation of workpool: seeded runs with faults, every invariant checked")
   .option("--seeds <n>", "number of seeds to run", int)
@@ -39,6 +48,7 @@ const program = new Command("sim")
   .option("--steps <n>", "steps of the random phase (replaying a shrunk run)", int)
   .option("--faults <list>", "fault kinds to inject (replaying a shrunk run), comma-separated, or none", faultList)
   .addOption(new Option("--workflows <mode>", "which runs have workflows").choices(["some", "always", "never"]).default("some"))
+  .option("--variant <name>", "run a deliberately broken variant (variants.ts, wf-variants.ts)", variantNamed)
   .option("--no-shrink", "do not shrink a failing seed");
 
 program.parse();
@@ -49,6 +59,7 @@ const o = program.opts<{
   steps?: number;
   faults?: FaultKind[];
   workflows: WorkflowMode;
+  variant?: Variant;
   shrink: boolean;
 }>();
 const workflows = o.workflows === "some" ? undefined : o.workflows;
@@ -58,7 +69,7 @@ async function main(): Promise<number> {
     const seed = o.seed ?? Math.floor(Math.random() * 1_000_000_000);
     const store = await createSimStore(o.store);
     try {
-      const r = await runSeed({ seed, store, steps: o.steps, faults: o.faults, traceLines: 5000, workflows });
+      const r = await runSeed({ seed, store, steps: o.steps, faults: o.faults, traceLines: 5000, workflows, variant: o.variant });
       if (!r.ok) {
         console.log(describeFailure(r, o.steps, o.faults));
         return 1;
@@ -82,6 +93,7 @@ async function main(): Promise<number> {
     firstSeed: first,
     seeds: o.seeds,
     workflows,
+    variant: o.variant,
     progress: (done) => {
       if (performance.now() - last < 10_000) return;
       last = performance.now();
@@ -96,7 +108,7 @@ async function main(): Promise<number> {
   const failing = r.failures[0];
   if (!failing) return 0;
   console.log(describeFailure(failing));
-  if (o.shrink) console.log(describeShrunk(await shrink(failing)));
+  if (o.shrink) console.log(describeShrunk(await shrink(failing, o.variant)));
   return 1;
 }
 

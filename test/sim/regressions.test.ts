@@ -10,6 +10,7 @@ import { SKIP_POSTGRES } from "../helpers/postgres-env.js";
 
 // `rates: false`: the run the seed made before rate limits were generated (with one, the fast path it needs is off).
 // `timing: false`: the run the seed made before holds and retries without backoff were generated.
+// Every seed here was found before workflows were generated: each runs without them.
 const SEEDS: { seed: number; store: StoreKind; bug: string; rates?: boolean; timing?: boolean }[] = [
   {
     seed: 147,
@@ -54,7 +55,7 @@ for (const kind of new Set(SEEDS.map((s) => s.store))) {
     afterAll(() => store.close());
 
     it.each(SEEDS.filter((s) => s.store === kind))("seed $seed: $bug", async ({ seed, rates, timing }) => {
-      const r = await runSeed({ seed, store, rates, timing });
+      const r = await runSeed({ seed, store, rates, timing, workflows: "never" });
       expect(r.ok ? "ok" : describeFailure(r)).toBe("ok");
     });
   });

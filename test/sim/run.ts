@@ -69,6 +69,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
     timing: options.timing,
     workflows: options.workflows,
   });
+  const restore = options.variant?.patch?.();
   const base = { seed: options.seed, store: options.store.kind, ...(options.workflows ? { workflows: options.workflows } : {}) };
   try {
     await sched.run();
@@ -80,13 +81,14 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
     return { ...base, ok: false, invariant, message, trace: sched.trace.tail(), ...sched.figures() };
   } finally {
     await sched.dispose();
+    restore?.();
   }
 }
 
 /** The command that replays a report's seed. */
 export function replayCommand(r: RunReport, steps?: number, faults?: readonly FaultKind[]): string {
   let cmd = `npm run sim -- --seed ${r.seed} --store ${r.store}`;
-  if (r.workflows === "always") cmd += " --workflows always";
+  if (r.workflows && r.workflows !== "some") cmd += ` --workflows ${r.workflows}`;
   if (steps !== undefined) cmd += ` --steps ${steps}`;
   if (faults !== undefined) cmd += ` --faults ${faults.length ? faults.join(",") : "none"}`;
   return cmd;

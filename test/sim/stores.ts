@@ -173,7 +173,9 @@ export async function createPostgresSimStore(): Promise<SimStore> {
       const [work, pools, apps, ocs, runs, steps, events] = results.map((r) => r.rows as unknown[]);
       const raw = work as (PgWorkRow & { parked: boolean })[];
       return {
-        wf: workflows ? toWfSnapshot(runs as Record<string, unknown>[], steps as Record<string, unknown>[], events as Record<string, unknown>[]) : null,
+        wf: workflows
+          ? toWfSnapshot(runs as Record<string, unknown>[], steps as Record<string, unknown>[], events as Record<string, unknown>[])
+          : null,
         rows: raw.map(toPgWorkRow),
         parked: new Set(raw.filter((r) => r.parked).map((r) => r.id)),
         config: pools!.length ? toPgPoolConfig(pools![0] as PgPoolRow) : null,

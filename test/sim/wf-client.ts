@@ -38,7 +38,9 @@ export class WfClient {
         options.context = { t: r.pick([0, 0, 1, 2]) };
       }
       const given = options.workflowId === undefined ? "" : ` as ${trace.runLabel(options.workflowId)}`;
-      trace.add(`${head} start ${this.wf.shapes[i]!.name}${given}${options.context ? ` with onComplete (throws ${options.context.t})` : ""}`);
+      trace.add(
+        `${head} start ${this.wf.shapes[i]!.name}${given}${options.context ? ` with onComplete (throws ${options.context.t})` : ""}`,
+      );
       void this.s.track(proc, api.manager.start(api.handles[i]!, null, options)).then(
         (id) => {
           trace.runLabel(id);

@@ -37,12 +37,18 @@ export function checkEvents(run: string, entries: readonly WfEntry[], events: re
     if (ev.consumedStep === null) continue;
     const other = taker.get(ev.consumedStep);
     if (other)
-      throw new Violation("events-once", `run ${label(run)}: events #${other.seq} and #${ev.seq} were both taken by step ${ev.consumedStep}`);
+      throw new Violation(
+        "events-once",
+        `run ${label(run)}: events #${other.seq} and #${ev.seq} were both taken by step ${ev.consumedStep}`,
+      );
     taker.set(ev.consumedStep, ev);
     const e = entryAt.get(ev.consumedStep);
     const got = e && outcomeOf(e);
     if (!e || e.kind !== "event" || e.name !== ev.name)
-      throw new Violation("events-once", `run ${label(run)}: event #${ev.seq} (${ev.name}) was taken by step ${ev.consumedStep}, no wait for it`);
+      throw new Violation(
+        "events-once",
+        `run ${label(run)}: event #${ev.seq} (${ev.name}) was taken by step ${ev.consumedStep}, no wait for it`,
+      );
     if (got && (got.kind !== "event" || JSON.stringify(got.value) !== JSON.stringify(JSON.parse(ev.payload)))) {
       throw new Violation(
         "events-once",
@@ -63,10 +69,12 @@ export function checkEvents(run: string, entries: readonly WfEntry[], events: re
         open = true;
         continue;
       }
-      if (open)
-        throw new Violation("events-once", `run ${label(run)}: event #${ev.seq} (${name}) was taken while an older one was left`);
+      if (open) throw new Violation("events-once", `run ${label(run)}: event #${ev.seq} (${name}) was taken while an older one was left`);
       if (ev.consumedStep <= lastStep)
-        throw new Violation("events-once", `run ${label(run)}: event #${ev.seq} (${name}) went to step ${ev.consumedStep}, before an older event's step`);
+        throw new Violation(
+          "events-once",
+          `run ${label(run)}: event #${ev.seq} (${name}) went to step ${ev.consumedStep}, before an older event's step`,
+        );
       lastStep = ev.consumedStep;
     }
   }
@@ -107,7 +115,10 @@ export function checkWfEnd(wf: WfSnapshot, label: (id: string) => string): void 
   for (const run of wf.runs) {
     if (FINISHED.has(run.state)) {
       if (run.onComplete !== null && run.ocState !== "done")
-        throw new Violation("wf-on-complete-once", `run ${label(run.id)} finished ${run.state} with onComplete ${run.ocState} after the drain`);
+        throw new Violation(
+          "wf-on-complete-once",
+          `run ${label(run.id)} finished ${run.state} with onComplete ${run.ocState} after the drain`,
+        );
       continue;
     }
     const why = waiting(run, new Set());

@@ -160,7 +160,10 @@ export class WorkflowChecker {
         if (before.kind !== e.kind || before.name !== e.name || before.workId !== e.workId || before.childId !== e.childId)
           throw new Violation("step-once", `${name}: step ${e.n} (${before.kind} ${before.name}) became ${e.kind} ${e.name}`);
         if (before.outcome !== null && (before.outcome !== e.outcome || before.state !== e.state))
-          throw new Violation("step-once", `${name}: step ${e.n} ended ${before.state} ${before.outcome}, then became ${e.state} ${e.outcome}`);
+          throw new Violation(
+            "step-once",
+            `${name}: step ${e.n} ended ${before.state} ${before.outcome}, then became ${e.state} ${e.outcome}`,
+          );
       } else {
         if (k.blocked && run.state === "blocked")
           throw new Violation("no-step-beyond-mismatch", `${name} is blocked, yet step ${e.n} (${e.kind} ${e.name}) was journaled`);
@@ -192,7 +195,8 @@ export class WorkflowChecker {
     if (!row || row.state !== "finished") return;
     const result = JSON.parse(row.result!) as RunResult;
     if (!outcome) {
-      if (row.ocState === "done") throw new Violation("step-once", `${step}: its work finished ${result.kind} and was journaled, yet the entry is still open`);
+      if (row.ocState === "done")
+        throw new Violation("step-once", `${step}: its work finished ${result.kind} and was journaled, yet the entry is still open`);
       return;
     }
     if (e.kind === "sleep") return;
@@ -200,7 +204,10 @@ export class WorkflowChecker {
     if (kinds[outcome.kind] !== result.kind)
       throw new Violation("step-once", `${step} journaled ${outcome.kind}, but its work finished ${result.kind}`);
     if (result.kind === "success" && JSON.stringify(outcome.value ?? null) !== JSON.stringify(result.returnValue ?? null))
-      throw new Violation("step-once", `${step} journaled ${JSON.stringify(outcome.value)}, but its work returned ${JSON.stringify(result.returnValue)}`);
+      throw new Violation(
+        "step-once",
+        `${step} journaled ${JSON.stringify(outcome.value)}, but its work returned ${JSON.stringify(result.returnValue)}`,
+      );
   }
 
   /** no-step-beyond-mismatch: a blocked run gets no new entry (checkEntries) and no new step work. */
@@ -210,7 +217,8 @@ export class WorkflowChecker {
       return;
     }
     if (!k.blocked) {
-      if (run.blocked === null) throw new Violation("no-step-beyond-mismatch", `run ${this.runLabel(run.id)} is blocked with no mismatch recorded`);
+      if (run.blocked === null)
+        throw new Violation("no-step-beyond-mismatch", `run ${this.runLabel(run.id)} is blocked with no mismatch recorded`);
       k.blocked = { entries: own.length, works };
       return;
     }

@@ -40,7 +40,7 @@ export class WfRun {
     readonly rng: Rng,
   ) {
     this.shapes = drawShapes(rng);
-    this.changed = rng.chance(0.3) ? changeShapes(this.shapes, rng) : null;
+    this.changed = rng.chance(0.5) ? changeShapes(this.shapes, rng) : null;
     this.checker = new WorkflowChecker(
       this.shapes,
       this.changed,
@@ -70,8 +70,11 @@ export class WfRun {
    * How a new process defines the workflows: a process spawned after a crash in a run with
    * changed shapes defines those half the time (its label says so).
    */
-  definer(afterCrash: boolean): { changed: boolean; define: (pool: Workpool<unknown>, work: ReturnType<typeof defineWorkload>) => SimWorkflows } {
-    const changed = this.changed !== null && afterCrash && this.rng.chance(0.5);
+  definer(afterCrash: boolean): {
+    changed: boolean;
+    define: (pool: Workpool<unknown>, work: ReturnType<typeof defineWorkload>) => SimWorkflows;
+  } {
+    const changed = this.changed !== null && afterCrash && this.rng.chance(0.7);
     const shapes = changed ? this.changed! : this.shapes;
     const hooks = { store: this.s.store, pool: this.s.config.pool, activity: () => this.s.activity++, ocTries: this.ocTries };
     return { changed, define: (pool, work) => defineWorkflows(pool, work, shapes, hooks) };
