@@ -49,7 +49,8 @@ const program = new Command("sim")
   .option("--faults <list>", "fault kinds to inject (replaying a shrunk run), comma-separated, or none", faultList)
   .addOption(new Option("--workflows <mode>", "which runs have workflows").choices(["some", "always", "never"]).default("some"))
   .option("--variant <name>", "run a deliberately broken variant (variants.ts, wf-variants.ts)", variantNamed)
-  .option("--no-shrink", "do not shrink a failing seed");
+  .option("--no-shrink", "do not shrink a failing seed")
+  .option("--keep-going", "run every seed, listing each failing one, instead of stopping at the first");
 
 program.parse();
 const o = program.opts<{
@@ -61,6 +62,7 @@ const o = program.opts<{
   workflows: WorkflowMode;
   variant?: Variant;
   shrink: boolean;
+  keepGoing?: boolean;
 }>();
 const workflows = o.workflows === "some" ? undefined : o.workflows;
 
@@ -94,7 +96,9 @@ async function main(): Promise<number> {
     seeds: o.seeds,
     workflows,
     variant: o.variant,
-    progress: (done) => {
+    stopAtFailure: !o.keepGoing,
+    progress: (done, report) => {
+      if (!report.ok && o.keepGoing) console.log(`  seed ${report.seed} broke ${report.invariant}: ${report.message}`);
       if (performance.now() - last < 10_000) return;
       last = performance.now();
       console.log(`  ${done} seeds done`);
