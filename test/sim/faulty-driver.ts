@@ -37,8 +37,9 @@ export type FaultKind =
   /** The call commits, then the process dies before it sees the answer. */
   | "crashAfter"
   /**
-   * A call for which the store reads the clock (a claim, a heartbeat) is held after it is
-   * made, before it reaches the store, while time moves on (a wait for a lock or a connection).
+   * A call for which the store reads the clock (a claim, a heartbeat), or a workflow
+   * advance's commit, is held after it is made, before it reaches the store, while time
+   * moves on (a wait for a lock or a connection).
    */
   | "hold"
   /** A heartbeat waits until an attempt it names ended and this process began a newer attempt of that work. */
@@ -76,7 +77,7 @@ export interface SimOp {
   run(crashAt: number | null): Promise<unknown>;
   resolve(value: unknown): void;
   reject(e: unknown): void;
-  /** Whether the store reads the clock for it: a claim (alone, with completions, on insert) or a heartbeat. */
+  /** Whether a hold may delay it: a call for which the store reads the clock (a claim alone, with completions or on insert, a heartbeat), or a workflow advance's commit. */
   readonly timed: boolean;
   /** A heartbeat's attempts (null for other calls). */
   readonly refs: readonly AttemptRef[] | null;
@@ -155,6 +156,8 @@ export const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHost): Driver<Tx> {
   // The process's own: the shared store's close() must not stop workers of processes that a run killed.
   const workers = new RunningWorkers();
+  // Set by an advance's read of a journal: its next transaction is the advance's commit, which a hold may delay.
+  let advancing = false;
   const call = (
     method: string,
     run: (crashAt: number | null) => Promise<unknown>,
@@ -186,6 +189,8 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
       case "transaction":
         return (body: (ops: TxOps<Tx>) => Promise<unknown>) => {
           let inserted = false;
+          const commit = advancing;
+          advancing = false;
           return call(
             "transaction",
             async (crashAt) => {
@@ -213,7 +218,7 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
               for (const c of seen) host.claimed(c);
               return result;
             },
-            false,
+            commit,
             null,
             () => inserted,
           );
@@ -228,8 +233,10 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
             get(t, name) {
               const op: unknown = Reflect.get(t, name, t);
               if (typeof op !== "function" || typeof name !== "string") return op;
-              return (...args: unknown[]) =>
-                call(`workflows.${name}`, () => Promise.resolve((op as (...a: unknown[]) => unknown).apply(t, args)));
+              return (...args: unknown[]) => {
+                if (name === "readSteps") advancing = true;
+                return call(`workflows.${name}`, () => Promise.resolve((op as (...a: unknown[]) => unknown).apply(t, args)));
+              };
             },
           });
         };
