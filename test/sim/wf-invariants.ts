@@ -213,6 +213,9 @@ export class WorkflowChecker {
   /** no-step-beyond-mismatch: a blocked run gets no new entry (checkEntries) and no new step work. */
   private checkBlocked(run: WfRun, own: readonly WfEntry[], k: KnownRun, works: number): void {
     if (run.state !== "blocked") {
+      // A mismatch stays recorded on the run it ended (blocked, then canceled); a run still going has none.
+      if (run.blocked !== null && (run.state === "running" || run.state === "canceling"))
+        throw new Violation("no-step-beyond-mismatch", `run ${this.runLabel(run.id)} has a mismatch recorded, yet is ${run.state}`);
       k.blocked = null;
       return;
     }
