@@ -4,7 +4,7 @@
  * with faults, so a run without them is the run its seed made before they existed.
  *
  * - `hold`: a call for which the store reads the clock (a claim, alone, with completions
- *   or on insert, and a heartbeat) is made, then stopped at the gate in front of the real
+ *   or on insert, and a heartbeat), or a workflow advance's commit, is made, then stopped at the gate in front of the real
  *   driver (store-gate.ts) for a while of simulated time, sometimes longer than the lease:
  *   a wait for the SQLite write lock or a free PostgreSQL connection. A driver that read
  *   the time before that wait starts stale leases and records stale starts.

@@ -10,7 +10,7 @@ import { seedsFromEnv } from "./seeds.js";
 import type { StoreKind } from "./stores.js";
 import { SKIP_POSTGRES } from "../helpers/postgres-env.js";
 
-const COUNTS: Record<StoreKind, number> = { sqlite: 100, postgres: 20 };
+const COUNTS: Record<StoreKind, number> = { sqlite: 60, postgres: 15 };
 
 describe.each<StoreKind>(SKIP_POSTGRES ? ["sqlite"] : ["sqlite", "postgres"])("workflows on %s", (store) => {
   it("holds every invariant over the seeds", async () => {
