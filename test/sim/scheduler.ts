@@ -18,6 +18,7 @@ import {
   type OpHost,
   type ProcHandle,
 } from "./faulty-driver.js";
+import { drain } from "./drain.js";
 import { Holds } from "./holds.js";
 import { Checker, clearStep, newObservations, Violation, type Observations } from "./invariants.js";
 import { SimProcess, type ProcessConfig } from "./process.js";
@@ -32,7 +33,6 @@ import { isWorkflowRow } from "./wf-invariants.js";
 import { WfRun, type WorkflowMode } from "./wf-run.js";
 import type { WorkloadHooks } from "./workload.js";
 
-const DRAIN_STEPS = 3000;
 /** Timers of no delay one process may set in a row, with no store call between, before it counts as busy-polling. */
 const BUSY_TIMERS = 20;
 let runCounter = 0;
@@ -86,10 +86,10 @@ export class Scheduler implements OpHost {
   readonly calls = new Map<object, ProcHandle>();
   /** Bumped by anything a process does; settle() waits until it stops changing. */
   activity = 0;
-  private readonly storeCalls = new StoreCalls(this);
+  readonly storeCalls = new StoreCalls(this);
   readonly actions = new Actions(this);
   private readonly checker: Checker;
-  private readonly client: Client;
+  readonly client: Client;
   private readonly hooks: WorkloadHooks;
   private readonly steps: number;
   private stepNo = 0;
@@ -101,7 +101,7 @@ export class Scheduler implements OpHost {
   readonly workflowRows = new Set<string>();
   private crashCount = 0;
   /** Attempts started so far (the drain of a rate-limited run goes on while they grow). */
-  private starts = 0;
+  starts = 0;
   private spawned = 0;
 
   constructor(options: SchedulerOptions) {
@@ -153,7 +153,7 @@ export class Scheduler implements OpHost {
       await this.randomStep();
       await this.endStep();
     }
-    await this.drain();
+    await drain(this);
   }
 
   /** Counts for the report. */
@@ -327,7 +327,7 @@ export class Scheduler implements OpHost {
    * Settles, then reads the store and checks every invariant when a store call ran (only
    * those change the rows); returns the rows read, or null.
    */
-  private async endStep(force = false): Promise<WorkRow[] | null> {
+  async endStep(force = false): Promise<WorkRow[] | null> {
     await this.settle();
     this.stepNo++;
     for (const p of this.live()) {
@@ -353,43 +353,10 @@ export class Scheduler implements OpHost {
     return snapshot.rows;
   }
 
-  /** No more faults or application calls: run until every work finished and was delivered. */
-  private async drain(): Promise<void> {
-    this.draining = true;
-    this.trace.add(`${this.head()} drain`);
-    // A tight rate limit lets one start in per window: its drain goes on while work starts, up to a bound.
-    let [end, seen] = [DRAIN_STEPS, this.starts];
-    for (let i = 0; i < end; i++) {
-      if (this.rated && this.starts > seen) [end, seen] = [Math.min(i + DRAIN_STEPS, 10 * DRAIN_STEPS), this.starts];
-      await this.drainStep();
-      const rows = await this.endStep();
-      if (!rows) continue;
-      const calls = [...this.calls.values()].some((p) => !p.dead);
-      if (!calls && rows.every((r) => r.state === "finished" && r.ocState !== "pending")) return this.checkEnd(rows);
-    }
-    this.checkEnd((await this.endStep(true))!);
-  }
-
-  private checkEnd(rows: WorkRow[]): void {
+  /** The end of a drained run: every work finished and delivered, every run ended or waiting for good. */
+  checkEnd(rows: WorkRow[]): void {
     this.checker.checkEnd(rows);
     this.wf?.checkEnd(this.lastSnapshot!);
-  }
-
-  private async drainStep(): Promise<void> {
-    if (!this.live().length) this.spawn();
-    this.client.unpause();
-    const ops = this.storeCalls.eligible();
-    if (ops.length) return this.storeCalls.drainStep(this.rng.pick(ops));
-    const actions = this.actions.settleable();
-    if (actions.length) return this.actions.settle(this.rng.pick(actions));
-    const stopped = this.live().filter((p) => !p.busy && !p.stepped && !p.started);
-    if (stopped.length) return this.client.start(this.rng.pick(stopped));
-    const stepped = this.live().filter((p) => !p.busy && p.stepped);
-    if (stepped.length && this.rng.chance(0.5)) return this.client.runOnce(this.rng.pick(stepped));
-    const next = this.time.nextTimerAt();
-    // Stepped processes set no timers: under a rate limit their work waits for windows of up to seconds.
-    const idle = this.rated ? 1000 : 100;
-    this.time.advance(next === null ? idle : Math.max(1, next - this.time.now()));
   }
 }
 
