@@ -43,7 +43,9 @@ export type FaultKind =
    */
   | "hold"
   /** A heartbeat waits until an attempt it names ended and this process began a newer attempt of that work. */
-  | "holdHeartbeat";
+  | "holdHeartbeat"
+  /** A workflow advance's commit waits until another advance of the same run has read the run's journal. */
+  | "holdAdvance";
 
 /** The faults drawn for a store call from the run's main stream, in a fixed order. */
 export const CALL_FAULTS: readonly FaultKind[] = [
@@ -57,7 +59,7 @@ export const CALL_FAULTS: readonly FaultKind[] = [
 ];
 
 /** The holds, drawn from a stream of their own (so runs without them are the runs their seeds made before). */
-export const HOLD_FAULTS: readonly FaultKind[] = ["hold", "holdHeartbeat"];
+export const HOLD_FAULTS: readonly FaultKind[] = ["hold", "holdHeartbeat", "holdAdvance"];
 
 /** Every fault kind, in a fixed order (for traces and shrinking). */
 export const FAULT_KINDS: readonly FaultKind[] = [...CALL_FAULTS, ...HOLD_FAULTS];
@@ -81,6 +83,8 @@ export interface SimOp {
   readonly timed: boolean;
   /** A heartbeat's attempts (null for other calls). */
   readonly refs: readonly AttemptRef[] | null;
+  /** For a workflow advance's commit: the run it advances (null for other calls). */
+  readonly advance?: string | null;
   /** Not eligible before this time (a delayed heartbeat, a held call). */
   notBefore: number;
   /** Not eligible until this says so (a heartbeat held for a newer attempt), unless null. */
@@ -120,7 +124,7 @@ export interface HeartbeatSeen {
 }
 
 /** A queued call as the wrapper makes it. */
-export type NewOp = Pick<SimOp, "proc" | "method" | "timed" | "refs" | "run" | "resolve" | "reject" | "wakes">;
+export type NewOp = Pick<SimOp, "proc" | "method" | "timed" | "refs" | "run" | "resolve" | "reject" | "wakes" | "advance">;
 
 /** What the wrapper needs from the scheduler. */
 export interface OpHost {
@@ -136,6 +140,8 @@ export interface OpHost {
   claimed(seen: ClaimSeen): void;
   /** Hears of each heartbeat once it ran, before its answer reaches the process. */
   heartbeat(seen: HeartbeatSeen): void;
+  /** Hears of each read of a run's journal outside a transaction (an advance's), once it ran. */
+  advanceRead(runId: string): void;
 }
 
 /** Thrown into a transaction whose process died, so the store rolls it back. */
@@ -156,14 +162,15 @@ export const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHost): Driver<Tx> {
   // The process's own: the shared store's close() must not stop workers of processes that a run killed.
   const workers = new RunningWorkers();
-  // Set by an advance's read of a journal: its next transaction is the advance's commit, which a hold may delay.
-  let advancing = false;
+  // Set by an advance's read of a run's journal: its next transaction is the advance's commit, which a hold may delay.
+  let advancing: string | null = null;
   const call = (
     method: string,
     run: (crashAt: number | null) => Promise<unknown>,
     timed = false,
     refs: readonly AttemptRef[] | null = null,
     wakes?: () => boolean,
+    advance: string | null = null,
   ): Promise<unknown> => {
     if (proc.dead) return never();
     return new Promise((resolve, reject) => {
@@ -176,6 +183,7 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
         resolve: (v) => void (proc.dead || resolve(v)),
         reject: (e) => void (proc.dead || reject(e)),
         ...(wakes ? { wakes } : {}),
+        ...(advance !== null ? { advance } : {}),
       });
     });
   };
@@ -190,7 +198,7 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
         return (body: (ops: TxOps<Tx>) => Promise<unknown>) => {
           let inserted = false;
           const commit = advancing;
-          advancing = false;
+          advancing = null;
           return call(
             "transaction",
             async (crashAt) => {
@@ -218,9 +226,10 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
               for (const c of seen) host.claimed(c);
               return result;
             },
-            commit,
+            commit !== null,
             null,
             () => inserted,
+            commit,
           );
         };
       case "workflows":
@@ -234,8 +243,13 @@ export function faultyDriver<Tx>(real: Driver<Tx>, proc: ProcHandle, host: OpHos
               const op: unknown = Reflect.get(t, name, t);
               if (typeof op !== "function" || typeof name !== "string") return op;
               return (...args: unknown[]) => {
-                if (name === "readSteps") advancing = true;
-                return call(`workflows.${name}`, () => Promise.resolve((op as (...a: unknown[]) => unknown).apply(t, args)));
+                const read = name === "readSteps" ? String(args[0]) : null;
+                if (read !== null) advancing = read;
+                return call(`workflows.${name}`, async () => {
+                  const out: unknown = await (op as (...a: unknown[]) => unknown).apply(t, args);
+                  if (read !== null) host.advanceRead(read);
+                  return out;
+                });
               };
             },
           });

@@ -66,6 +66,18 @@ const OPEN_BUGS: { seed: number; store: StoreKind; invariant: InvariantName; bug
     bug: "a canceling run replayed by code that no longer matches its journal became blocked, then its timeout finished it failed, not canceled",
   },
   {
+    seed: 70046,
+    store: "sqlite",
+    invariant: "cancel-final",
+    bug: "a fan-out whose caught failure was given in the round of the cancel swallowed the cancel; the function went on and its next step got work",
+  },
+  {
+    seed: 70030,
+    store: "sqlite",
+    invariant: "nothing-lost",
+    bug: "two advances read the same generation; the one that read first committed, the other was refused and the outcome only it had read was never given",
+  },
+  {
     seed: 30070,
     store: "postgres",
     invariant: "cancel-final",

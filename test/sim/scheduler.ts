@@ -103,6 +103,7 @@ export class Scheduler implements OpHost {
   /** Attempts started so far (the drain of a rate-limited run goes on while they grow). */
   starts = 0;
   private spawned = 0;
+  private readonly reads = new Map<string, number>();
 
   constructor(options: SchedulerOptions) {
     this.options = options;
@@ -234,6 +235,15 @@ export class Scheduler implements OpHost {
   heartbeat(seen: HeartbeatSeen): void {
     this.obs.heartbeats.push(seen);
     this.obs.workerIds.set(seen.proc, seen.workerId);
+  }
+
+  advanceRead(runId: string): void {
+    this.reads.set(runId, this.advanceReads(runId) + 1);
+  }
+
+  /** How many times an advance read run `runId`'s journal. */
+  advanceReads(runId: string): number {
+    return this.reads.get(runId) ?? 0;
   }
 
   subscribe(proc: ProcHandle, _pool: string, onWake: () => void): () => void {
