@@ -6,6 +6,7 @@ import { FAULT_KINDS, type FaultKind } from "./faulty-driver.js";
 import { describeFailure, runSeed, type RunReport } from "./run.js";
 import { createSimStore, type StoreKind } from "./stores.js";
 import type { Variant } from "./variants.js";
+import type { WorkflowMode } from "./wf-run.js";
 
 /** What a batch found. */
 export interface BatchReport {
@@ -19,6 +20,9 @@ export interface BatchReport {
   crashes: number;
   steps: number;
   lateResults: number;
+  /** Workflow runs made, and those that ended blocked. */
+  runs: number;
+  blocked: number;
 }
 
 /** Options of a batch. */
@@ -29,6 +33,8 @@ export interface BatchOptions {
   variant?: Variant;
   /** Stop at the first failure (default true). */
   stopAtFailure?: boolean;
+  /** Which runs have workflows (default `some`). */
+  workflows?: WorkflowMode;
   /** Called after each seed. */
   progress?: (done: number, report: RunReport) => void;
 }
@@ -54,6 +60,8 @@ export async function runBatch(o: BatchOptions): Promise<BatchReport> {
     crashes: 0,
     steps: 0,
     lateResults: 0,
+    runs: 0,
+    blocked: 0,
   };
   const t0 = performance.now();
   try {
@@ -62,13 +70,15 @@ export async function runBatch(o: BatchOptions): Promise<BatchReport> {
         await store.close();
         store = await createSimStore(o.store);
       }
-      const r = await runSeed({ seed: o.firstSeed + i, store, variant: o.variant });
+      const r = await runSeed({ seed: o.firstSeed + i, store, variant: o.variant, workflows: o.workflows });
       out.seeds++;
       out.works += r.works;
       out.faults += r.faults;
       out.crashes += r.crashes;
       out.steps += r.steps;
       out.lateResults += r.lateResults;
+      out.runs += r.runs;
+      out.blocked += r.blocked;
       o.progress?.(i + 1, r);
       if (!r.ok) {
         out.failures.push(r);
@@ -94,7 +104,7 @@ export async function shrink(failing: RunReport, variant?: Variant): Promise<Shr
   const store = await createSimStore(failing.store as StoreKind);
   try {
     const fails = async (steps: number, faults: FaultKind[]): Promise<RunReport | null> => {
-      const r = await runSeed({ seed: failing.seed, store, steps, faults, variant });
+      const r = await runSeed({ seed: failing.seed, store, steps, faults, variant, workflows: failing.workflows });
       return !r.ok && r.invariant === failing.invariant ? r : null;
     };
     let best: Shrunk = { report: failing, steps: failing.steps, faults: [...FAULT_KINDS] };

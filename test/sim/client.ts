@@ -20,14 +20,17 @@ export class Client {
 
   /** One random application call from a random live process. */
   userStep(): void {
-    const { rng, trace } = this.s;
+    const { rng, trace, wf } = this.s;
     const proc = rng.pick(this.s.live());
-    const ids = trace.ids();
+    if (wf && wf.rng.chance(0.5)) return wf.client.step(proc);
+    // Not the workflows' own work: an application cancels runs, not their steps.
+    const ids = wf ? trace.ids().filter((id) => !this.s.workflowRows.has(id)) : trace.ids();
     const what = rng.weighted({
       enqueue: 5,
       batch: 1,
       cancel: ids.length ? 2 : 0,
-      cancelAll: 0.3,
+      // cancelAll() would cancel the workflows' own work too (their advances): not in runs with workflows.
+      cancelAll: wf ? 0 : 0.3,
       configure: 1,
       status: ids.length ? 2 : 0,
     });

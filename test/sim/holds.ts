@@ -4,7 +4,7 @@
  * with faults, so a run without them is the run its seed made before they existed.
  *
  * - `hold`: a call for which the store reads the clock (a claim, alone, with completions
- *   or on insert, and a heartbeat) is made, then stopped at the gate in front of the real
+ *   or on insert, and a heartbeat), or a workflow advance's commit, is made, then stopped at the gate in front of the real
  *   driver (store-gate.ts) for a while of simulated time, sometimes longer than the lease:
  *   a wait for the SQLite write lock or a free PostgreSQL connection. A driver that read
  *   the time before that wait starts stale leases and records stale starts.
@@ -13,7 +13,11 @@
  *   attempt arrives while the newer one runs. Retries without backoff (in the same runs)
  *   make the newer attempt begin at once, often in the completion that ends the older.
  *
- * Both fit the scheduler's one store call per step: a held call has not touched the store
+ * - `holdAdvance`: a workflow advance's commit waits in the queue until another advance
+ *   of the same run has read its journal (or a lease has passed), so two advances that
+ *   read the same generation race to commit.
+ *
+ * All fit the scheduler's one store call per step: a held call has not touched the store
  * when its step ends, and reaches it in the later step that runs it, alone.
  */
 import type { FaultKind, SimOp } from "./faulty-driver.js";
@@ -53,6 +57,14 @@ export class Holds {
       s.trace.add(
         `${s.head()} ${op.proc.label} heartbeat held for a newer attempt (${refs.map((r) => `${s.trace.label(r.id)}#${r.attempt}`).join(" ")})`,
       );
+      return true;
+    }
+    // Two advances of one run that read the same generation: the first to commit wins, the other's commit is refused.
+    if (op.advance && allowed("holdAdvance") && rng.chance(0.5)) {
+      const run = op.advance;
+      const reads = s.advanceReads(run);
+      op.waitFor = () => s.advanceReads(run) > reads || s.time.now() >= now + leaseMs;
+      s.trace.add(`${s.head()} ${op.proc.label} advance of run ${s.trace.runLabel(run)} held for another advance's read`);
       return true;
     }
     if (!allowed("hold") || !rng.chance(0.3)) return false;

@@ -9,6 +9,7 @@ import { Workpool } from "../../src/index.js";
 import type { RateLimit } from "../../src/types.js";
 import { faultyDriver, type OpHost, type ProcHandle } from "./faulty-driver.js";
 import type { SimStore } from "./stores.js";
+import type { SimWorkflows } from "./wf-workload.js";
 import { defineWorkload, type WorkloadHooks } from "./workload.js";
 
 /** Options every process of a run shares. */
@@ -44,6 +45,8 @@ export class SimProcess implements ProcHandle {
   busy = false;
   readonly pool: Workpool<unknown>;
   readonly handlers: ReturnType<typeof defineWorkload>;
+  /** Its WorkflowManager and workflows, in a run that has workflows. */
+  readonly wf: SimWorkflows | null;
 
   constructor(
     readonly label: string,
@@ -57,6 +60,8 @@ export class SimProcess implements ProcHandle {
     hooks: WorkloadHooks,
     /** Receives the pool's warnings and errors (the trace keeps the telling ones). */
     log: (proc: SimProcess, level: "warn" | "error", message: string) => void,
+    /** Defines the run's workflows on the pool, in a run that has them. */
+    workflows?: (pool: Workpool<unknown>, handlers: ReturnType<typeof defineWorkload>) => SimWorkflows,
   ) {
     const driver = faultyDriver(sim.driver, this, host);
     const store: Store<unknown> = { dialect: sim.kind, migrate: () => Promise.resolve(), close: () => Promise.resolve(), [DRIVER]: driver };
@@ -84,5 +89,6 @@ export class SimProcess implements ProcHandle {
       ...(config.keyRateLimit === undefined ? {} : { keyRateLimit: config.keyRateLimit }),
     });
     this.handlers = defineWorkload(this.pool, label, hooks);
+    this.wf = workflows ? workflows(this.pool, this.handlers) : null;
   }
 }

@@ -13,13 +13,16 @@ describe.each<StoreKind>(SKIP_POSTGRES ? ["sqlite"] : ["sqlite", "postgres"])("r
   });
   afterAll(() => store.close());
 
-  it("runs a seed the same way every time", async () => {
+  it.each([
+    ["without workflows", "never"],
+    ["with workflows", "always"],
+  ] as const)("runs a seed the same way every time, %s", async (_what, workflows) => {
     for (const seed of [3, 11, 42]) {
-      const a = await runSeed({ seed, store });
-      const b = await runSeed({ seed, store });
+      const a = await runSeed({ seed, store, workflows });
+      const b = await runSeed({ seed, store, workflows });
       expect(a.ok).toBe(true);
       expect(b.trace).toEqual(a.trace);
-      expect([b.steps, b.faults, b.crashes, b.works]).toEqual([a.steps, a.faults, a.crashes, a.works]);
+      expect([b.steps, b.faults, b.crashes, b.works, b.runs]).toEqual([a.steps, a.faults, a.crashes, a.works, a.runs]);
     }
   });
 });

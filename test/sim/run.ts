@@ -9,6 +9,7 @@ import { Violation, type InvariantName } from "./invariants.js";
 import { Scheduler } from "./scheduler.js";
 import type { SimStore } from "./stores.js";
 import type { Variant } from "./variants.js";
+import type { WorkflowMode } from "./wf-run.js";
 
 /** What to run. */
 export interface RunOptions {
@@ -28,6 +29,8 @@ export interface RunOptions {
   rates?: boolean;
   /** False: no holds and no retries without backoff, whatever the seed draws (a seed found before they were generated). */
   timing?: boolean;
+  /** Which runs have workflows: `some` (the default: a share drawn from the seed), `always` or `never`. */
+  workflows?: WorkflowMode;
 }
 
 /** How a run ended. */
@@ -45,6 +48,11 @@ export interface RunReport {
   crashes: number;
   /** Results of attempts no longer current that the pool ignored (fenced). */
   lateResults: number;
+  /** The workflow mode it ran with, when not the default. */
+  workflows?: WorkflowMode;
+  /** Workflow runs it made, and how many of them ended blocked. */
+  runs: number;
+  blocked: number;
 }
 
 /** Runs one seed to its end (or its first violation). */
@@ -59,8 +67,10 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
     traceLines: options.traceLines,
     rates: options.rates,
     timing: options.timing,
+    workflows: options.workflows,
   });
-  const base = { seed: options.seed, store: options.store.kind };
+  const restore = options.variant?.patch?.();
+  const base = { seed: options.seed, store: options.store.kind, ...(options.workflows ? { workflows: options.workflows } : {}) };
   try {
     await sched.run();
     return { ...base, ok: true, trace: sched.trace.tail(), ...sched.figures() };
@@ -71,12 +81,14 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
     return { ...base, ok: false, invariant, message, trace: sched.trace.tail(), ...sched.figures() };
   } finally {
     await sched.dispose();
+    restore?.();
   }
 }
 
 /** The command that replays a report's seed. */
 export function replayCommand(r: RunReport, steps?: number, faults?: readonly FaultKind[]): string {
   let cmd = `npm run sim -- --seed ${r.seed} --store ${r.store}`;
+  if (r.workflows && r.workflows !== "some") cmd += ` --workflows ${r.workflows}`;
   if (steps !== undefined) cmd += ` --steps ${steps}`;
   if (faults !== undefined) cmd += ` --faults ${faults.length ? faults.join(",") : "none"}`;
   return cmd;

@@ -18,6 +18,7 @@ import {
   type OpHost,
   type ProcHandle,
 } from "./faulty-driver.js";
+import { drain } from "./drain.js";
 import { Holds } from "./holds.js";
 import { Checker, clearStep, newObservations, Violation, type Observations } from "./invariants.js";
 import { SimProcess, type ProcessConfig } from "./process.js";
@@ -25,12 +26,13 @@ import { Rng } from "./rng.js";
 import { describeRun, drawRun } from "./run-config.js";
 import { SimTime } from "./sim-clock.js";
 import { StoreCalls } from "./store-calls.js";
-import type { SimStore } from "./stores.js";
+import type { SimStore, Snapshot } from "./stores.js";
 import { logLine, Trace } from "./trace.js";
 import type { Variant } from "./variants.js";
+import { isWorkflowRow } from "./wf-invariants.js";
+import { WfRun, type WorkflowMode } from "./wf-run.js";
 import type { WorkloadHooks } from "./workload.js";
 
-const DRAIN_STEPS = 3000;
 /** Timers of no delay one process may set in a row, with no store call between, before it counts as busy-polling. */
 const BUSY_TIMERS = 20;
 let runCounter = 0;
@@ -48,6 +50,8 @@ export interface SchedulerOptions {
   rates?: boolean;
   /** False: no holds and no retries without backoff, whatever the seed draws. */
   timing?: boolean;
+  /** Which runs have workflows (default `some`). */
+  workflows?: WorkflowMode;
 }
 
 /** Steps one run. */
@@ -75,25 +79,31 @@ export class Scheduler implements OpHost {
   readonly faultRate: number;
   readonly options: SchedulerOptions;
   readonly store: SimStore;
+  /** The run's workflows, or null in a run without them. */
+  readonly wf: WfRun | null;
   draining = false;
   /** Application calls in flight, by process: the drain waits for those of live processes. */
   readonly calls = new Map<object, ProcHandle>();
   /** Bumped by anything a process does; settle() waits until it stops changing. */
   activity = 0;
-  private readonly storeCalls = new StoreCalls(this);
+  readonly storeCalls = new StoreCalls(this);
   readonly actions = new Actions(this);
   private readonly checker: Checker;
-  private readonly client: Client;
+  readonly client: Client;
   private readonly hooks: WorkloadHooks;
   private readonly steps: number;
   private stepNo = 0;
   private lateResults = 0;
   /** The pool's stored configuration at the last check. */
   storedConfig: PoolConfig | null = null;
+  private lastSnapshot: Snapshot | null = null;
+  /** Ids of the workflows' work (their steps, advances and timeouts), which the application leaves alone. */
+  readonly workflowRows = new Set<string>();
   private crashCount = 0;
   /** Attempts started so far (the drain of a rate-limited run goes on while they grow). */
-  private starts = 0;
+  starts = 0;
   private spawned = 0;
+  private readonly reads = new Map<string, number>();
 
   constructor(options: SchedulerOptions) {
     this.options = options;
@@ -117,7 +127,9 @@ export class Scheduler implements OpHost {
     });
     this.slots = shape.slots;
     this.faultRate = shape.faultRate;
-    this.steps = shape.steps;
+    this.wf = WfRun.draw(this, options.seed, options.workflows ?? "some");
+    // A workflow moves one store call at a time: its runs get a longer random phase, with its faults.
+    this.steps = options.steps ?? shape.steps * (this.wf ? 3 : 1);
     this.config = shape.config;
     this.keys = shape.keys;
     this.rated = shape.rated;
@@ -131,6 +143,7 @@ export class Scheduler implements OpHost {
     this.checker = new Checker(this.config, (id) => this.trace.label(id), this.time.start);
     this.client = new Client(this);
     this.trace.add(describeRun(options.seed, shape));
+    for (const line of this.wf?.describe() ?? []) this.trace.add(line);
   }
 
   /** Runs the random phase, then drains and checks the end. */
@@ -141,17 +154,20 @@ export class Scheduler implements OpHost {
       await this.randomStep();
       await this.endStep();
     }
-    await this.drain();
+    await drain(this);
   }
 
   /** Counts for the report. */
-  figures(): { steps: number; works: number; faults: number; crashes: number; lateResults: number } {
+  figures(): { steps: number; works: number; faults: number; crashes: number; lateResults: number; runs: number; blocked: number } {
+    const runs = this.lastSnapshot?.wf?.runs ?? [];
     return {
       steps: this.stepNo,
       works: this.trace.ids().length,
       faults: this.storeCalls.faults,
       crashes: this.crashCount,
       lateResults: this.lateResults,
+      runs: runs.length,
+      blocked: runs.filter((r) => r.state === "blocked").length,
     };
   }
 
@@ -172,8 +188,9 @@ export class Scheduler implements OpHost {
     const n = ++this.spawned;
     const stepped = this.rng.chance(0.25);
     const random = this.rng.fork();
+    const wf = this.wf?.definer(this.crashCount > 0);
     const proc = new SimProcess(
-      `p${n}${stepped ? "s" : ""}`,
+      `p${n}${stepped ? "s" : ""}${wf?.changed ? "c" : ""}`,
       stepped,
       this.store,
       this,
@@ -189,6 +206,7 @@ export class Scheduler implements OpHost {
       this.config,
       this.hooks,
       (p, level, message) => this.logged(p, level, message),
+      wf?.define,
     );
     this.procs.push(proc);
     this.trace.add(`${this.head()} spawn ${proc.label}`);
@@ -217,6 +235,15 @@ export class Scheduler implements OpHost {
   heartbeat(seen: HeartbeatSeen): void {
     this.obs.heartbeats.push(seen);
     this.obs.workerIds.set(seen.proc, seen.workerId);
+  }
+
+  advanceRead(runId: string): void {
+    this.reads.set(runId, this.advanceReads(runId) + 1);
+  }
+
+  /** How many times an advance read run `runId`'s journal. */
+  advanceReads(runId: string): number {
+    return this.reads.get(runId) ?? 0;
   }
 
   subscribe(proc: ProcHandle, _pool: string, onWake: () => void): () => void {
@@ -310,7 +337,7 @@ export class Scheduler implements OpHost {
    * Settles, then reads the store and checks every invariant when a store call ran (only
    * those change the rows); returns the rows read, or null.
    */
-  private async endStep(force = false): Promise<WorkRow[] | null> {
+  async endStep(force = false): Promise<WorkRow[] | null> {
     await this.settle();
     this.stepNo++;
     for (const p of this.live()) {
@@ -323,47 +350,23 @@ export class Scheduler implements OpHost {
     }
     if (!force && !this.storeCalls.wrote) return null;
     this.storeCalls.wrote = false;
-    const snapshot = await this.store.snapshot(this.config.pool);
+    const snapshot = await this.store.snapshot(this.config.pool, this.wf !== null);
     this.storedConfig = snapshot.config;
-    for (const r of snapshot.rows) this.trace.label(r.id);
+    this.lastSnapshot = snapshot;
+    for (const r of snapshot.rows) {
+      this.trace.label(r.id);
+      if (this.wf && isWorkflowRow(r)) this.workflowRows.add(r.id);
+    }
     this.checker.check(this.stepNo, this.time.now(), snapshot, this.obs);
+    this.wf?.check(snapshot);
     clearStep(this.obs);
     return snapshot.rows;
   }
 
-  /** No more faults or application calls: run until every work finished and was delivered. */
-  private async drain(): Promise<void> {
-    this.draining = true;
-    this.trace.add(`${this.head()} drain`);
-    // A tight rate limit lets one start in per window: its drain goes on while work starts, up to a bound.
-    let [end, seen] = [DRAIN_STEPS, this.starts];
-    for (let i = 0; i < end; i++) {
-      if (this.rated && this.starts > seen) [end, seen] = [Math.min(i + DRAIN_STEPS, 10 * DRAIN_STEPS), this.starts];
-      await this.drainStep();
-      const rows = await this.endStep();
-      if (!rows) continue;
-      const calls = [...this.calls.values()].some((p) => !p.dead);
-      if (!calls && rows.every((r) => r.state === "finished" && r.ocState !== "pending")) return this.checker.checkEnd(rows);
-    }
-    const rows = await this.endStep(true);
-    this.checker.checkEnd(rows!);
-  }
-
-  private async drainStep(): Promise<void> {
-    if (!this.live().length) this.spawn();
-    this.client.unpause();
-    const ops = this.storeCalls.eligible();
-    if (ops.length) return this.storeCalls.drainStep(this.rng.pick(ops));
-    const actions = this.actions.settleable();
-    if (actions.length) return this.actions.settle(this.rng.pick(actions));
-    const stopped = this.live().filter((p) => !p.busy && !p.stepped && !p.started);
-    if (stopped.length) return this.client.start(this.rng.pick(stopped));
-    const stepped = this.live().filter((p) => !p.busy && p.stepped);
-    if (stepped.length && this.rng.chance(0.5)) return this.client.runOnce(this.rng.pick(stepped));
-    const next = this.time.nextTimerAt();
-    // Stepped processes set no timers: under a rate limit their work waits for windows of up to seconds.
-    const idle = this.rated ? 1000 : 100;
-    this.time.advance(next === null ? idle : Math.max(1, next - this.time.now()));
+  /** The end of a drained run: every work finished and delivered, every run ended or waiting for good. */
+  checkEnd(rows: WorkRow[]): void {
+    this.checker.checkEnd(rows);
+    this.wf?.checkEnd(this.lastSnapshot!);
   }
 }
 

@@ -127,7 +127,7 @@ export class StoreCalls {
     s.trace.add(
       `${what} → ${failed ? `error ${String((value as Error)?.message ?? value).slice(0, 80)}` : summary(op.method, value, s.trace)}`,
     );
-    if (!failed && WAKES.has(op.method)) for (const w of [...this.wakers]) if (!w.proc.dead) w.onWake();
+    if (!failed && (WAKES.has(op.method) || op.wakes?.())) for (const w of [...this.wakers]) if (!w.proc.dead) w.onWake();
     if (fault === "crashAfter" || fault === "crashInside") return s.kill(op.proc, `after ${op.method}`);
     if (fault === "failAfter") return op.reject(new Error(`sim: the answer to ${op.method} was lost`));
     if (fault === "dropAfter") return op.reject(s.store.connectionError());

@@ -15,6 +15,7 @@ import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { DATABASE_URL, dropSchema, randomSchema } from "../postgres/helpers.js";
 import { tempDbPath } from "../helpers/tmp.js";
 import type { RateLimits } from "./rate-limits.js";
+import { toWfSnapshot, wfQueries, type WfSnapshot } from "./wf-rows.js";
 
 /** Which store a simulation runs on. */
 export type StoreKind = "sqlite" | "postgres";
@@ -31,6 +32,8 @@ export interface Snapshot {
   parked: Set<string>;
   /** The pool's stored rate limits. */
   rates: RateLimits;
+  /** The pool's workflow runs, journals and events (read only when asked for). */
+  wf: WfSnapshot | null;
 }
 
 /** A store plus the raw reads and app writes of the simulator. */
@@ -38,8 +41,8 @@ export interface SimStore {
   readonly kind: StoreKind;
   readonly store: Store<unknown>;
   readonly driver: Driver<unknown>;
-  /** The pool's rows, its stored configuration and the app tables' rows, read together. */
-  snapshot(pool: string): Promise<Snapshot>;
+  /** The pool's rows, its stored configuration and the app tables' rows (and, with `workflows`, its workflows), read together. */
+  snapshot(pool: string, workflows?: boolean): Promise<Snapshot>;
   /** Writes a mutation's app row inside its transaction. */
   writeApp(tx: unknown, pool: string, workId: string): Promise<void>;
   /** Writes an onComplete's row inside its transaction. */
@@ -102,14 +105,18 @@ export async function createSqliteSimStore(): Promise<SimStore> {
   const config = db.prepare<[string], SqlitePoolRow & RateColumns>(`SELECT ${POOL_COLUMNS} FROM workpool_pools WHERE name = ?`);
   const app = db.prepare<[string], { work_id: string }>("SELECT work_id FROM sim_app WHERE pool = ?");
   const oc = db.prepare<[string], { work_id: string; kind: string }>("SELECT work_id, kind FROM sim_oc WHERE pool = ?");
+  const wf = wfQueries({ runs: "workpool_workflow_runs", steps: "workpool_workflow_steps", events: "workpool_workflow_events" }, "?").map(
+    (sql) => db.prepare<[string], Record<string, unknown>>(sql),
+  );
   return {
     kind: "sqlite",
     store: store as Store<unknown>,
     driver,
-    async snapshot(pool) {
+    async snapshot(pool, workflows) {
       const cfg = config.get(pool);
       const raw = work.all(pool);
       return {
+        wf: workflows ? toWfSnapshot(wf[0]!.all(pool), wf[1]!.all(pool), wf[2]!.all(pool)) : null,
         rows: raw.map(toWorkRow),
         parked: new Set(raw.filter((r) => r.parked).map((r) => r.id)),
         config: cfg ? toPoolConfig(cfg) : null,
@@ -142,22 +149,30 @@ export async function createPostgresSimStore(): Promise<SimStore> {
   await store.migrate();
   for (const sql of APP_TABLES) await app.query(sql);
   const driver = store[DRIVER] as Driver<unknown>;
+  const wfTables = { runs: `"${schema}".workflow_runs`, steps: `"${schema}".workflow_steps`, events: `"${schema}".workflow_events` };
   return {
     kind: "postgres",
     store: store as Store<unknown>,
     driver,
-    async snapshot(pool) {
-      // One round trip: four statements in one simple query (the pool name is the run's own).
+    async snapshot(pool, workflows) {
+      // One round trip: four statements (seven with the workflows) in one simple query (the pool name is the run's own).
       const p = `'${pool.replace(/'/g, "''")}'`;
+      const wf = workflows ? wfQueries(wfTables, p) : [];
       const results = (await app.query(
-        `SELECT * FROM "${schema}".work WHERE pool = ${p};
-         SELECT ${POOL_COLUMNS} FROM "${schema}".pools WHERE name = ${p};
-         SELECT work_id FROM sim_app WHERE pool = ${p};
-         SELECT work_id, kind FROM sim_oc WHERE pool = ${p}`,
+        [
+          `SELECT * FROM "${schema}".work WHERE pool = ${p}`,
+          `SELECT ${POOL_COLUMNS} FROM "${schema}".pools WHERE name = ${p}`,
+          `SELECT work_id FROM sim_app WHERE pool = ${p}`,
+          `SELECT work_id, kind FROM sim_oc WHERE pool = ${p}`,
+          ...wf,
+        ].join(";\n"),
       )) as unknown as pg.QueryResult[];
-      const [work, pools, apps, ocs] = results.map((r) => r.rows);
+      const [work, pools, apps, ocs, runs, steps, events] = results.map((r) => r.rows as unknown[]);
       const raw = work as (PgWorkRow & { parked: boolean })[];
       return {
+        wf: workflows
+          ? toWfSnapshot(runs as Record<string, unknown>[], steps as Record<string, unknown>[], events as Record<string, unknown>[])
+          : null,
         rows: raw.map(toPgWorkRow),
         parked: new Set(raw.filter((r) => r.parked).map((r) => r.id)),
         config: pools!.length ? toPgPoolConfig(pools![0] as PgPoolRow) : null,

@@ -7,6 +7,7 @@
 export class Trace {
   private readonly lines: string[] = [];
   private readonly names = new Map<string, string>();
+  private readonly runs = new Map<string, string>();
 
   constructor(private readonly keep = 60) {}
 
@@ -20,6 +21,17 @@ export class Trace {
   label(id: string): string {
     let name = this.names.get(id);
     if (!name) this.names.set(id, (name = `w${this.names.size + 1}`));
+    return name;
+  }
+
+  /** The short name of a workflow run id (r1, r2...; a child run as its parent's name and step, r1/3). */
+  runLabel(id: string): string {
+    let name = this.runs.get(id);
+    if (!name) {
+      const slash = id.lastIndexOf("/");
+      name = slash > 0 ? `${this.runLabel(id.slice(0, slash))}/${id.slice(slash + 1)}` : `r${this.runs.size + 1}`;
+      this.runs.set(id, name);
+    }
     return name;
   }
 

@@ -14,7 +14,11 @@ export interface Variant {
   caughtBy: readonly InvariantName[];
   /** Proven on PostgreSQL too, not only on SQLite (each store reads the time and answers heartbeats its own way). */
   postgres?: boolean;
+  /** A bug of the workflow layer: proven in runs that all have workflows, on both stores. */
+  workflows?: boolean;
   wrap<Tx>(driver: Driver<Tx>): Driver<Tx>;
+  /** Breaks the engine itself while the variant runs (what no driver can break); returns the repair. */
+  patch?(): () => void;
 }
 
 /** Any method. */

@@ -21,7 +21,12 @@ export type InvariantName =
   | "status"
   | "retention"
   | "nothing-lost"
-  | "no-busy-poll";
+  | "no-busy-poll"
+  | "step-once"
+  | "wf-on-complete-once"
+  | "no-step-beyond-mismatch"
+  | "events-once"
+  | "run-final";
 
 /** A broken invariant. */
 export class Violation extends Error {

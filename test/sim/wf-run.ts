@@ -1,0 +1,101 @@
+/**
+ * The workflows of one simulated run: whether it has any (a share of runs, drawn from a
+ * stream of their own so a run without them is the run its seed made before they
+ * existed), their shapes, the changed shapes some replacement processes define, the
+ * application's workflow calls and the workflow checker.
+ */
+import type { Workpool } from "../../src/index.js";
+import type { defineWorkload } from "./workload.js";
+import { Rng } from "./rng.js";
+import type { Scheduler } from "./scheduler.js";
+import type { Snapshot } from "./stores.js";
+import { WfClient } from "./wf-client.js";
+import { checkWfEnd } from "./wf-events.js";
+import { WorkflowChecker, type WfObservations } from "./wf-invariants.js";
+import { changeShapes, describeShape, drawShapes, type WfShape } from "./wf-shapes.js";
+import { defineWorkflows, type SimWorkflows } from "./wf-workload.js";
+
+/** Whether a run has workflows: in a share of runs (`some`), in every run, or in none. */
+export type WorkflowMode = "some" | "always" | "never";
+
+/** Share of runs with workflows when the mode is `some`. */
+const SHARE = 0.2;
+
+/** The workflows of a run that has them. */
+export class WfRun {
+  readonly shapes: WfShape[];
+  /** The shapes with one changed, defined by some processes spawned after a crash; null in most runs. */
+  readonly changed: WfShape[] | null;
+  readonly obs: WfObservations = { cancelAsked: new Set(), canceledTrue: new Set() };
+  /** Run ids the application may name: those start() resolved with and those the store has. */
+  readonly known = new Set<string>();
+  readonly client: WfClient;
+  private readonly checker: WorkflowChecker;
+  private readonly ocTries = new Map<string, number>();
+  /** Each run's state and journal length at the last check, for the trace. */
+  private readonly seen = new Map<string, string>();
+
+  private constructor(
+    private readonly s: Scheduler,
+    readonly rng: Rng,
+  ) {
+    this.shapes = drawShapes(rng);
+    this.changed = rng.chance(0.5) ? changeShapes(this.shapes, rng) : null;
+    this.checker = new WorkflowChecker(
+      this.shapes,
+      this.changed,
+      (id) => s.trace.label(id),
+      (id) => s.trace.runLabel(id),
+    );
+    this.client = new WfClient(s, this);
+  }
+
+  /** The workflows of the run `s` builds from `seed`, or null when it has none. */
+  static draw(s: Scheduler, seed: number, mode: WorkflowMode): WfRun | null {
+    const rng = new Rng((seed ^ 0x0f1e2d3c) >>> 0);
+    // Drawn in every mode, so `always` runs a seed's workflows as `some` would.
+    const drawn = rng.chance(SHARE);
+    return mode === "always" || (mode === "some" && drawn) ? new WfRun(s, rng) : null;
+  }
+
+  /** The trace lines that describe the run's workflows. */
+  describe(): string[] {
+    return [
+      ...this.shapes.map((sh) => `  ${describeShape(sh)}`),
+      ...(this.changed ? this.changed.map((sh) => `  changed ${describeShape(sh)}`) : []),
+    ];
+  }
+
+  /**
+   * How a new process defines the workflows: a process spawned after a crash in a run with
+   * changed shapes defines those half the time (its label says so).
+   */
+  definer(afterCrash: boolean): {
+    changed: boolean;
+    define: (pool: Workpool<unknown>, work: ReturnType<typeof defineWorkload>) => SimWorkflows;
+  } {
+    const changed = this.changed !== null && afterCrash && this.rng.chance(0.7);
+    const shapes = changed ? this.changed! : this.shapes;
+    const hooks = { store: this.s.store, pool: this.s.config.pool, activity: () => this.s.activity++, ocTries: this.ocTries };
+    return { changed, define: (pool, work) => defineWorkflows(pool, work, shapes, hooks) };
+  }
+
+  /** Checks the workflows read with a step's snapshot. */
+  check(snapshot: Snapshot): void {
+    const wf = snapshot.wf!;
+    const steps = new Map<string, number>();
+    for (const e of wf.entries) steps.set(e.runId, (steps.get(e.runId) ?? 0) + 1);
+    for (const r of wf.runs) {
+      this.known.add(r.id);
+      const now = `${r.state}, ${steps.get(r.id) ?? 0} steps`;
+      if (this.seen.get(r.id) !== now) this.s.trace.add(`${this.s.head()} run ${this.s.trace.runLabel(r.id)} (${r.name}) ${now}`);
+      this.seen.set(r.id, now);
+    }
+    this.checker.check(wf, snapshot.rows, snapshot.apps, snapshot.ocs, this.obs);
+  }
+
+  /** The end of the drain: every run ended, is blocked, or waits for an event never sent. */
+  checkEnd(snapshot: Snapshot): void {
+    checkWfEnd(snapshot.wf!, (id) => this.s.trace.runLabel(id));
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Deliberately broken workflow layers, used only by the simulator's own tests to prove that
+ * each workflow invariant catches the bug it is about (see variants.test.ts). Each wraps
+ * the driver's workflow operations (a few write the store's tables directly, as a broken
+ * driver's SQL would); one switches off the engine's determinism check, which no driver
+ * can do.
+ */
+import type { Database } from "better-sqlite3";
+import type { PoolClient } from "pg";
+import type { Driver } from "../../src/driver/driver.js";
+import type { Maybe, WorkflowOps } from "../../src/driver/workflow-ops.js";
+import { Execution } from "../../src/workflow/execution.js";
+import { override, type Variant } from "./variant-kit.js";
+
+/** The driver with some of its workflow operations replaced (`real` are the originals on the same connection or transaction). */
+function overrideWf<Tx>(driver: Driver<Tx>, methods: (real: WorkflowOps, tx: Tx | undefined) => Partial<WorkflowOps>): Driver<Tx> {
+  return override(driver, (d) => ({
+    workflows: (tx?: Tx) => {
+      const real = d.workflows(tx);
+      return { ...real, ...methods(real, tx) };
+    },
+  }));
+}
+
+/**
+ * One statement on `tx` (or the store's connection), in each store's SQL: the sim's
+ * PostgreSQL connections have the store's schema on their search_path. Returns the rows, or
+ * the count of rows changed when there are none to return.
+ */
+function raw<Tx>(
+  driver: Driver<Tx>,
+  tx: Tx | undefined,
+  sqlite: string,
+  postgres: string,
+  params: unknown[],
+): Maybe<{ rows: Record<string, unknown>[]; changed: number }> {
+  if (driver.dialect === "sqlite") {
+    const stmt = (tx as unknown as Database).prepare(sqlite);
+    if (stmt.reader) return { rows: stmt.all(...params) as Record<string, unknown>[], changed: 0 };
+    return { rows: [], changed: stmt.run(...params).changes };
+  }
+  return (tx as unknown as PoolClient)
+    .query(postgres, params)
+    .then((r) => ({ rows: r.rows as Record<string, unknown>[], changed: r.rowCount ?? 0 }));
+}
+
+const then = <T, U>(v: Maybe<T>, f: (t: T) => U): Maybe<U> => (v instanceof Promise ? v.then(f) : f(v));
+
+/** The workflow layer's broken variants. */
+export const WF_VARIANTS: readonly Variant[] = [
+  {
+    name: "advance-unfenced",
+    bug: "advanceRun ignores the run's generation: an advance that read an older run commits too",
+    caughtBy: ["no-step-beyond-mismatch", "run-final", "wf-on-complete-once", "step-once", "cancel-final", "events-once"],
+    workflows: true,
+    wrap: (d) =>
+      overrideWf(d, (real) => ({
+        advanceRun: (id, _generation, update) => then(real.updateRun(id, update), () => true),
+      })),
+  },
+  {
+    name: "end-step-overwrites",
+    bug: "endStep overwrites an entry that has ended: a late result replaces the cancel's, a timeout the event's",
+    caughtBy: ["step-once"],
+    workflows: true,
+    wrap: (d) =>
+      overrideWf(d, (_real, tx) => ({
+        endStep: (runId, n, state, outcome, now) =>
+          then(
+            raw(
+              d,
+              tx,
+              "UPDATE workpool_workflow_steps SET state = ?, outcome = ?, finished_at = ? WHERE run_id = ? AND n = ?",
+              "UPDATE workflow_steps SET state = $1, outcome = $2, finished_at = $3 WHERE run_id = $4 AND n = $5",
+              [state, outcome, now, runId, n],
+            ),
+            (r) => r.changed > 0,
+          ),
+      })),
+  },
+  {
+    name: "event-not-consumed",
+    bug: "takeEvent hands out the oldest event without marking it consumed: the next wait takes it again",
+    caughtBy: ["events-once"],
+    workflows: true,
+    wrap: (d) =>
+      overrideWf(d, (_real, tx) => ({
+        takeEvent: (runId, name) =>
+          then(
+            raw(
+              d,
+              tx,
+              "SELECT seq, payload FROM workpool_workflow_events WHERE run_id = ? AND name = ? AND consumed_step IS NULL ORDER BY seq LIMIT 1",
+              "SELECT seq, payload FROM workflow_events WHERE run_id = $1 AND name = $2 AND consumed_step IS NULL ORDER BY seq LIMIT 1",
+              [runId, name],
+            ),
+            (r) => (r.rows[0] ? { seq: Number(r.rows[0].seq), payload: String(r.rows[0].payload) } : null),
+          ),
+      })),
+  },
+  {
+    name: "cancel-keeps-work",
+    bug: "cancelOpenSteps ends a canceled run's open entries but reports none, so their work is never canceled",
+    caughtBy: ["cancel-final"],
+    workflows: true,
+    wrap: (d) =>
+      overrideWf(d, (real) => ({ cancelOpenSteps: (runId, outcome, now) => then(real.cancelOpenSteps(runId, outcome, now), () => []) })),
+  },
+  {
+    name: "finished-run-reopens",
+    bug: "lockRun reads a finished run as running, so a late cancel, timeout or event moves it again",
+    caughtBy: ["run-final"],
+    workflows: true,
+    wrap: (d) =>
+      overrideWf(d, (real) => ({
+        lockRun: (id) =>
+          then(real.lockRun(id), (run) =>
+            run && ["success", "failed", "canceled"].includes(run.state) ? { ...run, state: "running" as const } : run,
+          ),
+      })),
+  },
+  {
+    name: "on-complete-leaks",
+    bug: "in a transaction that wrote a run, a savepoint keeps the writes of a handler that threw: a run's onComplete that threw is committed, then delivered again",
+    caughtBy: ["wf-on-complete-once"],
+    workflows: true,
+    wrap: (d) => {
+      // Transactions run one at a time in a simulated run: whether the outermost one has used the workflow operations.
+      let depth = 0;
+      let touched = false;
+      return override(d, (real) => ({
+        workflows: (tx) => {
+          if (tx !== undefined) touched = true;
+          return real.workflows(tx);
+        },
+        transaction: async (fn) => {
+          if (depth++ === 0) touched = false;
+          try {
+            return await real.transaction((ops) =>
+              fn(
+                new Proxy(ops, {
+                  get: (t, p) =>
+                    p === "savepoint"
+                      ? <T>(f: () => Promise<T> | T) => (touched ? Promise.resolve(f()) : t.savepoint(f))
+                      : Reflect.get(t, p, t),
+                }),
+              ),
+            );
+          } finally {
+            depth--;
+          }
+        },
+      }));
+    },
+  },
+  {
+    name: "blocked-stays-running",
+    bug: "advanceRun records a run's mismatch but not its blocked state: the run goes on in the processes whose code still matches it",
+    caughtBy: ["no-step-beyond-mismatch"],
+    workflows: true,
+    wrap: (d) =>
+      overrideWf(d, (real) => ({
+        advanceRun: (id, generation, update) =>
+          real.advanceRun(id, generation, update.state === "blocked" ? { ...update, state: undefined } : update),
+      })),
+  },
+  {
+    name: "no-determinism-check",
+    bug: "replay never blocks a run whose code no longer matches its journal: the changed code goes on from the old journal",
+    // The changed code may also wait, for good, on a call the journal answered for another.
+    caughtBy: ["no-step-beyond-mismatch", "nothing-lost"],
+    workflows: true,
+    wrap: (d) => d,
+    patch: () => {
+      const block = Object.getOwnPropertyDescriptor(Execution.prototype, "block")!;
+      Execution.prototype.block = () => undefined;
+      return () => Object.defineProperty(Execution.prototype, "block", block);
+    },
+  },
+];

@@ -1,0 +1,140 @@
+/**
+ * The workflows of a simulated process: a WorkflowManager on its pool with one definition
+ * per shape (wf-shapes.ts), whose function runs the shape's steps with the simulated
+ * workload's action and mutation, a clean-up mutation for `finally`, and the workflow
+ * onComplete mutation that writes a `sim_oc` row (keyed by the run's id).
+ */
+import type { MutationHandle, Workpool } from "../../src/index.js";
+import { StepFailedError, WorkflowManager, type WorkflowHandle, type WorkflowOnCompleteArgs } from "../../src/workflow/index.js";
+import type { WorkflowStep } from "../../src/workflow/types.js";
+import type { SimStore } from "./stores.js";
+import { CLEANUP, type WfOp, type WfShape } from "./wf-shapes.js";
+import type { defineWorkload, WorkArgs } from "./workload.js";
+
+/** The context a run's onComplete is given: how many of its tries throw (after writing, so the savepoint must roll back). */
+export interface WfOcContext {
+  t: number;
+}
+
+/** What the workflow handlers report to the simulator. */
+export interface WfHooks {
+  store: SimStore;
+  pool: string;
+  /** Bumped by every step call and settlement: a replay runs over several turns of the event loop, and the scheduler waits for it. */
+  activity(): void;
+  /** Tries of each run's onComplete so far (tries that threw roll back, so they live here). */
+  ocTries: Map<string, number>;
+}
+
+/** One process's workflows. */
+export interface SimWorkflows {
+  manager: WorkflowManager<unknown>;
+  /** The handle of each shape, by index. */
+  handles: WorkflowHandle<unknown, unknown>[];
+  /** The runs' onComplete mutation. */
+  onComplete: MutationHandle<WorkflowOnCompleteArgs<WfOcContext>, null>;
+}
+
+/** Defines the run's workflows on one process's pool, with `shapes` (the run's, or a changed copy). */
+export function defineWorkflows(
+  pool: Workpool<unknown>,
+  work: ReturnType<typeof defineWorkload>,
+  shapes: readonly WfShape[],
+  hooks: WfHooks,
+): SimWorkflows {
+  const manager = new WorkflowManager(pool);
+  const clean = pool.defineMutation(CLEANUP, async (ctx) => {
+    await hooks.store.writeApp(ctx.tx, hooks.pool, ctx.workId);
+    return null;
+  });
+  const onComplete = pool.defineMutation("wfdone", async (ctx, { workflowId, context, result }: WorkflowOnCompleteArgs<WfOcContext>) => {
+    await hooks.store.writeOc(ctx.tx, hooks.pool, workflowId, result.kind);
+    const tries = hooks.ocTries.get(workflowId) ?? 0;
+    if (tries < context.t) {
+      hooks.ocTries.set(workflowId, tries + 1);
+      throw new Error("sim workflow onComplete failure");
+    }
+    return null;
+  });
+  const handles: WorkflowHandle<unknown, unknown>[] = [];
+  for (const shape of shapes) {
+    handles.push(
+      manager.define(
+        shape.name,
+        async (raw: WorkflowStep) => {
+          const step = tracked(raw, hooks.activity);
+          const out: unknown[] = [];
+          try {
+            for (const op of shape.body) out.push(await caught(op, () => runOp(step, op)));
+            return out;
+          } finally {
+            if (shape.cleanup) await step.runMutation(clean, { b: "mok" } satisfies WorkArgs);
+          }
+        },
+        shape.timeoutMs === null ? undefined : { timeoutMs: shape.timeoutMs },
+      ),
+    );
+  }
+
+  function runOp(step: WorkflowStep, op: WfOp): Promise<unknown> {
+    switch (op.k) {
+      case "act":
+        return step.runAction(work.act, op.args, {
+          ...(op.timeoutMs === undefined ? {} : { timeoutMs: op.timeoutMs }),
+          ...(op.retry ? { retry: true } : {}),
+        });
+      case "mut":
+        return step.runMutation(work.mut, op.args);
+      case "all":
+        return Promise.all(op.ops.map((o) => runOp(step, o)));
+      case "sleep":
+        return step.sleep(op.ms).then(() => null);
+      case "event":
+        return step.awaitEvent(op.name, op.timeoutMs === null ? undefined : { timeoutMs: op.timeoutMs });
+      case "child":
+        return step.runWorkflow(handles[op.shape]!, null);
+      case "value":
+        return Promise.resolve(op.which === "now" ? step.now() : op.which === "random" ? step.random() : step.uuid());
+    }
+  }
+
+  return { manager, handles, onComplete };
+}
+
+/** A step whose failure (a StepFailedError, never a cancel) the shape catches gives "failed" instead. */
+async function caught(op: WfOp, run: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await run();
+  } catch (e) {
+    if ("catch" in op && op.catch && e instanceof StepFailedError) return "failed";
+    throw e;
+  }
+}
+
+/** `step` with every call and every settlement of a call bumping the scheduler's activity. */
+function tracked(step: WorkflowStep, bump: () => void): WorkflowStep {
+  const follow = <T>(p: Promise<T>): Promise<T> => {
+    bump();
+    return p.then(
+      (v) => {
+        bump();
+        return v;
+      },
+      (e: unknown) => {
+        bump();
+        throw e;
+      },
+    );
+  };
+  return {
+    workflowId: step.workflowId,
+    runAction: (h, a, o) => follow(step.runAction(h, a, o)),
+    runMutation: (h, a, o) => follow(step.runMutation(h, a, o)),
+    sleep: (ms) => follow(step.sleep(ms)),
+    awaitEvent: (n, o) => follow(step.awaitEvent(n, o)),
+    runWorkflow: (h, a) => follow(step.runWorkflow(h, a)),
+    now: () => (bump(), step.now()),
+    random: () => (bump(), step.random()),
+    uuid: () => (bump(), step.uuid()),
+  };
+}
