@@ -9,7 +9,8 @@ import { describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/index.js";
 import { workpoolAdmin } from "../../src/admin/index.js";
 import type { StoreHarness } from "./harness.js";
-import { deferred, nextEvent, T0, useTestContext } from "./context.js";
+import { deferred, nextEvent, T0, useTestContext, withDriver } from "./context.js";
+import { advance } from "../../src/workflow/advance.js";
 import { drain, workflowPool } from "./workflow-kit.js";
 
 export function defineWorkflowTests<Tx>(harness: StoreHarness<Tx>): void {
@@ -192,6 +193,32 @@ export function defineWorkflowTests<Tx>(harness: StoreHarness<Tx>): void {
       await drain(pool);
       expect(await admin.workflow(id)).toMatchObject({ state: "canceled" });
       expect(await admin.cancelWorkflow(id)).toBe(false);
+    });
+
+    test("an advance that another writer beat to its commit reads again and gives the outcomes it read", async () => {
+      const t = await ctx();
+      let id = "";
+      let armed = false;
+      // Another writer moves the run (a bumped generation) just before the advance's commit.
+      const store = withDriver(t.h.store, {
+        async transaction(real, fn) {
+          if (armed) {
+            armed = false;
+            await real.workflows().updateRun(id, { now: t.clock.now() });
+          }
+          return real.transaction(fn);
+        },
+      });
+      const { pool, wf } = workflowPool(t, {}, store);
+      const act = pool.defineAction("act", () => 41);
+      const flow = wf.define("flow", async (step) => (await step.runAction(act, null)) + 1);
+      id = await wf.start(flow, null);
+      await pool.runOnce(); // the first advance: the step's work
+      wf.internals.executions.drop(id); // as in another process: no execution kept here
+      await pool.runOnce(); // the step runs; its outcome waits for an advance
+      armed = true;
+      await advance(wf.internals, id);
+      expect(await wf.status(id)).toMatchObject({ state: "success", result: 42 });
     });
   });
 }

