@@ -5,6 +5,7 @@
  * next scheduled work, on freed slots, and on a slow safety poll; it never busy-polls.
  * Maintenance runs beside it (maintenance.ts) while it is started.
  */
+import { AsyncResource } from "node:async_hooks";
 import type { TimerHandle } from "../clock.js";
 import type { ClaimOptions, ClaimResult, NewWork, WorkRow } from "../driver/driver.js";
 import { Attempts } from "./attempts.js";
@@ -45,6 +46,8 @@ export class Worker<Tx> implements StoreWorker {
   readonly attempts: Attempts<Tx>;
   /** @internal Enqueues the ticks of the pool's schedules while started. */
   readonly scheduler: Scheduler<Tx>;
+  /** The async context the worker's claim loop runs in (the pool's, never a transaction's). */
+  private readonly scope = new AsyncResource("workpool.worker");
   private started = false;
   private stopping = false;
   /** The stop() in flight: a second stop() (or the store's close()) waits for it. */
@@ -211,11 +214,15 @@ export class Worker<Tx> implements StoreWorker {
     if (!this.started || this.stopping) return;
     this.wakeRequested = true;
     if (!this.pumping) {
-      this.pumping = new Promise<void>((r) => setImmediate(r))
-        .then(() => this.pump())
-        .finally(() => {
-          this.pumping = null;
-        });
+      // In the worker's own async context, not the caller's: an enqueue inside a handler's
+      // transaction wakes the worker, and its claims must not join that transaction.
+      this.pumping = this.scope.runInAsyncScope(() =>
+        new Promise<void>((r) => setImmediate(r))
+          .then(() => this.pump())
+          .finally(() => {
+            this.pumping = null;
+          }),
+      );
     }
   }
 
