@@ -155,6 +155,27 @@ export function defineEnqueueRunTests<Tx>(harness: StoreHarness<Tx>): void {
       expect((await pool.status(spawned)).state).not.toBe("finished");
     });
 
+    test("work a mutation enqueues and then rolls back never runs, though the mutation awaited after enqueuing it", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      const ran: string[] = [];
+      const child = pool.defineAction("child", () => void ran.push("child"));
+      const parent = pool.defineMutation("parent", async () => {
+        // Joins the mutation's transaction; the wake-up it sends must not claim inside it.
+        await pool.enqueueAction(child, {});
+        await new Promise((r) => setImmediate(r));
+        await new Promise((r) => setImmediate(r));
+        throw new Error("rolled back");
+      });
+      await pool.start();
+      const done = nextEvent(pool, "completed", (e) => e.fnName === "parent");
+      await pool.enqueueMutation(parent, {});
+      expect((await done).status).toBe("failed");
+      await pool.stop();
+      expect(ran).toEqual([]);
+      expect(await harness.countWorkRows(t.h)).toBe(1);
+    });
+
     test("work scheduled with runAfter / runAt waits for its time", async () => {
       const t = await ctx();
       const pool = t.pool();
