@@ -34,6 +34,9 @@ test("eight stores migrating a new schema at the same moment create it once", as
       "starts",
       "stats",
       "work",
+      "workflow_events",
+      "workflow_runs",
+      "workflow_steps",
     ]);
     expect(await adminQuery(`SELECT name, hash, version FROM "${schema}".functions ORDER BY name`)).toEqual(recordedFunctions());
     // claim() returns one row of the columns rows.ts reads; none for a pool without config.

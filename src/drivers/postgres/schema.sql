@@ -630,6 +630,58 @@ CREATE TABLE :"schema".work (
 )
 WITH (autovacuum_vacuum_scale_factor='0.02', autovacuum_analyze_scale_factor='0.05');
 
+CREATE TABLE :"schema".workflow_events (
+    run_id text NOT NULL COLLATE pg_catalog."C",
+    seq integer NOT NULL,
+    name text NOT NULL,
+    payload text NOT NULL,
+    sent_at bigint NOT NULL,
+    consumed_step integer
+);
+
+CREATE TABLE :"schema".workflow_runs (
+    id text NOT NULL COLLATE pg_catalog."C",
+    pool text NOT NULL COLLATE pg_catalog."C",
+    name text NOT NULL,
+    args text NOT NULL,
+    state text NOT NULL,
+    generation integer DEFAULT 0 NOT NULL,
+    result text,
+    blocked text,
+    cancel_reason text,
+    on_complete text,
+    context text,
+    oc_state text DEFAULT 'none'::text NOT NULL,
+    oc_attempts integer DEFAULT 0 NOT NULL,
+    oc_error text,
+    parent_id text,
+    parent_step integer,
+    steps integer DEFAULT 0 NOT NULL,
+    journal_bytes integer DEFAULT 0 NOT NULL,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    finished_at bigint,
+    deadline bigint,
+    CONSTRAINT workflow_runs_state_check CHECK ((state = ANY (ARRAY['running'::text, 'canceling'::text, 'blocked'::text, 'success'::text, 'failed'::text, 'canceled'::text])))
+);
+
+CREATE TABLE :"schema".workflow_steps (
+    run_id text NOT NULL COLLATE pg_catalog."C",
+    n integer NOT NULL,
+    kind text NOT NULL,
+    name text NOT NULL,
+    state text NOT NULL,
+    args text,
+    outcome text,
+    work_id text,
+    child_id text,
+    delivered integer,
+    started_at bigint NOT NULL,
+    finished_at bigint,
+    CONSTRAINT workflow_steps_kind_check CHECK ((kind = ANY (ARRAY['action'::text, 'mutation'::text, 'sleep'::text, 'event'::text, 'workflow'::text, 'value'::text]))),
+    CONSTRAINT workflow_steps_state_check CHECK ((state = ANY (ARRAY['running'::text, 'waiting'::text, 'done'::text, 'failed'::text, 'canceled'::text])))
+);
+
 ALTER TABLE ONLY :"schema".functions
     ADD CONSTRAINT functions_pkey PRIMARY KEY (name);
 
@@ -650,6 +702,15 @@ ALTER TABLE ONLY :"schema".stats
 
 ALTER TABLE ONLY :"schema".work
     ADD CONSTRAINT work_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY :"schema".workflow_events
+    ADD CONSTRAINT workflow_events_pkey PRIMARY KEY (run_id, seq);
+
+ALTER TABLE ONLY :"schema".workflow_runs
+    ADD CONSTRAINT workflow_runs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY :"schema".workflow_steps
+    ADD CONSTRAINT workflow_steps_pkey PRIMARY KEY (run_id, n);
 
 CREATE INDEX freed_keys_pool ON :"schema".freed_keys USING btree (pool);
 
@@ -676,5 +737,9 @@ CREATE INDEX work_running_key ON :"schema".work USING btree (pool, key) WHERE ((
 CREATE UNIQUE INDEX work_unique_key ON :"schema".work USING btree (pool, unique_key) WHERE (((state)::text = 'pending'::text) AND (unique_key IS NOT NULL));
 
 CREATE INDEX work_unsuccessful ON :"schema".work USING btree (pool, id) WHERE (((state)::text = 'finished'::text) AND (result !~~ '{"kind":"success"%'::text));
+
+CREATE INDEX workflow_runs_parent ON :"schema".workflow_runs USING btree (parent_id) WHERE (parent_id IS NOT NULL);
+
+CREATE INDEX workflow_runs_pool ON :"schema".workflow_runs USING btree (pool, state, id);
 
 CREATE TRIGGER work_key_freed AFTER UPDATE OF state, key ON :"schema".work FOR EACH ROW WHEN (((old.key IS NOT NULL) AND ((((old.state)::text = 'running'::text) AND ((new.state)::text <> 'running'::text)) OR (((old.state)::text = 'pending'::text) AND (NOT old.parked) AND (((new.state)::text = 'finished'::text) OR (new.key IS DISTINCT FROM old.key)))))) EXECUTE FUNCTION :"schema".note_freed_key();

@@ -114,6 +114,61 @@ CREATE TABLE workpool_work (
   retried_as       TEXT
 ) WITHOUT ROWID;
 
+CREATE TABLE workpool_workflow_events (
+  run_id        TEXT NOT NULL,
+  seq           INTEGER NOT NULL,
+  name          TEXT NOT NULL,
+  payload       TEXT NOT NULL,
+  sent_at       INTEGER NOT NULL,
+  consumed_step INTEGER,
+  PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE workpool_workflow_runs (
+  id            TEXT NOT NULL PRIMARY KEY,
+  pool          TEXT NOT NULL,
+  name          TEXT NOT NULL,
+  args          TEXT NOT NULL,
+  state         TEXT NOT NULL CHECK (state IN ('running', 'canceling', 'blocked', 'success', 'failed', 'canceled')),
+  generation    INTEGER NOT NULL DEFAULT 0,
+  -- JSON of the run's result once finished: {kind: "success", returnValue} | {kind: "failed", error} | {kind: "canceled"}.
+  result        TEXT,
+  -- JSON of the mismatch that blocked the run: {n, expected, recorded}.
+  blocked       TEXT,
+  -- Why a canceling run is ending: 'canceled' (cancel()) or 'timeout' (its timeoutMs passed).
+  cancel_reason TEXT,
+  on_complete   TEXT,
+  context       TEXT,
+  -- Delivery of on_complete: none (no handler), pending (due at oc_run_at), done, failed.
+  oc_state      TEXT NOT NULL DEFAULT 'none',
+  oc_attempts   INTEGER NOT NULL DEFAULT 0,
+  oc_error      TEXT,
+  parent_id     TEXT,
+  parent_step   INTEGER,
+  steps         INTEGER NOT NULL DEFAULT 0,
+  journal_bytes INTEGER NOT NULL DEFAULT 0,
+  created_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL,
+  finished_at   INTEGER,
+  deadline      INTEGER
+) WITHOUT ROWID;
+
+CREATE TABLE workpool_workflow_steps (
+  run_id      TEXT NOT NULL,
+  n           INTEGER NOT NULL,
+  kind        TEXT NOT NULL CHECK (kind IN ('action', 'mutation', 'sleep', 'event', 'workflow', 'value')),
+  name        TEXT NOT NULL,
+  state       TEXT NOT NULL CHECK (state IN ('running', 'waiting', 'done', 'failed', 'canceled')),
+  args        TEXT,
+  outcome     TEXT,
+  work_id     TEXT,
+  child_id    TEXT,
+  delivered   INTEGER,
+  started_at  INTEGER NOT NULL,
+  finished_at INTEGER,
+  PRIMARY KEY (run_id, n)
+) WITHOUT ROWID;
+
 CREATE INDEX workpool_schedules_due ON workpool_schedules (pool, next_run_at);
 
 CREATE INDEX workpool_starts_at ON workpool_starts (pool, at);
@@ -138,6 +193,10 @@ CREATE UNIQUE INDEX workpool_work_unique_key ON workpool_work (pool, unique_key)
 
 CREATE INDEX workpool_work_unsuccessful ON workpool_work (pool)
   WHERE state = 'finished' AND result NOT LIKE '{"kind":"success"%';
+
+CREATE INDEX workpool_workflow_runs_parent ON workpool_workflow_runs (parent_id) WHERE parent_id IS NOT NULL;
+
+CREATE INDEX workpool_workflow_runs_pool ON workpool_workflow_runs (pool, state, id);
 
 CREATE TRIGGER workpool_work_key_freed AFTER UPDATE OF state, key ON workpool_work
   WHEN OLD.key IS NOT NULL AND (
