@@ -20,10 +20,10 @@
  *   listener reconnects by itself.
  *
  * The driver holds one object per noun of the interface (work.ts, pools.ts, schedules.ts,
- * admin.ts) and hands each call to it; the connections they run on are in connection/.
+ * admin.ts); NounDelegation hands the pool, schedule and admin calls to theirs; the connections they run on are in connection/.
  */
+import { NounDelegation } from "../../driver/noun-delegation.js";
 import type { Client, Pool, PoolClient } from "pg";
-import type { ActivityRead, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
 import {
   DRIVER,
   type AttemptRef,
@@ -36,11 +36,6 @@ import {
   type HeartbeatResult,
   type LeaseRenewal,
   type NewWork,
-  type PoolConfig,
-  type PoolCounts,
-  type PoolLimitChange,
-  type PoolStats,
-  type RateLimits,
   type Store,
   type TxOps,
   type WorkRow,
@@ -48,7 +43,6 @@ import {
 import { RunningWorkers } from "../../driver/running-workers.js";
 import type { WorkflowOps } from "../../driver/workflow-ops.js";
 import { PgWorkflows } from "./workflows.js";
-import type { ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
 import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import { PgAdmin } from "./admin.js";
 import { ClaimKeys } from "./claim.js";
@@ -88,7 +82,7 @@ export interface PostgresDriverConfig {
 }
 
 /** The PostgreSQL implementation of the driver interface; also the Store users hold. */
-export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
+export class PostgresDriver extends NounDelegation implements Driver<PoolClient>, Store<PoolClient> {
   readonly dialect = "postgres";
   readonly synchronousTx = false;
   readonly [DRIVER]: Driver<PoolClient> = this;
@@ -107,12 +101,13 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
   /** Migrate and close, and the connections statements run on while the store is open. */
   private readonly lifecycle: PgStoreLifecycle;
   private readonly work: PgWork;
-  private readonly pools: PgPools;
-  private readonly schedules: PgSchedules;
-  private readonly admin: PgAdmin;
+  protected readonly pools: PgPools;
+  protected readonly schedules: PgSchedules;
+  protected readonly admin: PgAdmin;
   private readonly flows: PgWorkflows;
 
   constructor(config: PostgresDriverConfig) {
+    super();
     const { schema } = config;
     this.pool = config.pool;
     this.schema = schema;
@@ -204,96 +199,6 @@ export class PostgresDriver implements Driver<PoolClient>, Store<PoolClient> {
 
   vacuum(now: number): Promise<boolean> {
     return this.work.vacuum(now);
-  }
-
-  // PoolOps (pools.ts).
-
-  acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean> {
-    return this.pools.acquireLeadership(pool, workerId, now, ttlMs);
-  }
-
-  changePoolLimit(pool: string, change: PoolLimitChange): Promise<void> {
-    return this.pools.changePoolLimit(pool, change);
-  }
-
-  countRateLimited(pool: string, now: number): Promise<number> {
-    return this.pools.countRateLimited(pool, now);
-  }
-
-  counts(pool: string, now: number): Promise<PoolCounts> {
-    return this.pools.counts(pool, now);
-  }
-
-  ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
-    return this.pools.ensurePool(pool, seed, overrides);
-  }
-
-  readPoolConfig(pool: string): Promise<PoolConfig | null> {
-    return this.pools.readPoolConfig(pool);
-  }
-
-  readRateLimits(pool: string): Promise<RateLimits> {
-    return this.pools.readRateLimits(pool);
-  }
-
-  readStats(pool: string): Promise<PoolStats> {
-    return this.pools.readStats(pool);
-  }
-
-  releaseLeadership(pool: string, workerId: string): Promise<void> {
-    return this.pools.releaseLeadership(pool, workerId);
-  }
-
-  setRateLimits(pool: string, limits: Partial<RateLimits>): Promise<void> {
-    return this.pools.setRateLimits(pool, limits);
-  }
-
-  // ScheduleOps (schedules.ts).
-
-  advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean> {
-    return this.schedules.advanceSchedule(pool, step);
-  }
-
-  deleteSchedule(pool: string, id: string): Promise<boolean> {
-    return this.schedules.deleteSchedule(pool, id);
-  }
-
-  dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }> {
-    return this.schedules.dueSchedules(pool, now, limit);
-  }
-
-  listSchedules(pool: string | null): Promise<ScheduleRow[]> {
-    return this.schedules.listSchedules(pool);
-  }
-
-  upsertSchedule(pool: string, write: ScheduleWrite): Promise<void> {
-    return this.schedules.upsertSchedule(pool, write);
-  }
-
-  // AdminOps (admin.ts).
-
-  listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]> {
-    return this.admin.listWork(pool, query);
-  }
-
-  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]> {
-    return this.admin.readActivity(pools, from, to, bucketMs);
-  }
-
-  readPools(now: number, since: number): Promise<PoolRead[]> {
-    return this.admin.readPools(now, since);
-  }
-
-  readWorkDetail(id: string): Promise<WorkDetailRow | null> {
-    return this.admin.readWorkDetail(id);
-  }
-
-  retryWork(id: string, work: NewWork): Promise<boolean> {
-    return this.admin.retryWork(id, work);
-  }
-
-  schemaVersion(): Promise<number> {
-    return this.admin.schemaVersion();
   }
 
   // Workflows.

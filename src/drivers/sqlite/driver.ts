@@ -15,10 +15,10 @@
  *   instead of waiting for the lock, which would never be released (deadlock).
  *
  * The driver holds one object per noun of the interface (work.ts, pools.ts, schedules.ts,
- * admin.ts) and hands each call to it.
+ * admin.ts); NounDelegation hands the pool, schedule and admin calls to theirs.
  */
+import { NounDelegation } from "../../driver/noun-delegation.js";
 import type { Database } from "better-sqlite3";
-import type { ActivityRead, PoolRead, WorkDetailRow, WorkListQuery, WorkListRow } from "../../driver/admin-ops.js";
 import {
   DRIVER,
   type AttemptRef,
@@ -31,11 +31,6 @@ import {
   type HeartbeatResult,
   type LeaseRenewal,
   type NewWork,
-  type PoolConfig,
-  type PoolCounts,
-  type PoolLimitChange,
-  type PoolStats,
-  type RateLimits,
   type Store,
   type TxOps,
   type WorkRow,
@@ -43,7 +38,6 @@ import {
 import { RunningWorkers } from "../../driver/running-workers.js";
 import type { WorkflowOps } from "../../driver/workflow-ops.js";
 import { SqliteWorkflows } from "./workflows.js";
-import type { ScheduleAdvance, ScheduleRow, ScheduleWrite } from "../../driver/schedule-ops.js";
 import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import { SqliteAdmin } from "./admin.js";
 import { SqliteClaim } from "./claim.js";
@@ -57,7 +51,7 @@ import { SqliteTxOps } from "./tx-ops.js";
 import { SqliteWork } from "./work.js";
 
 /** The SQLite implementation of the driver interface; also the Store users hold. */
-export class SqliteDriver implements Driver<Database>, Store<Database> {
+export class SqliteDriver extends NounDelegation implements Driver<Database>, Store<Database> {
   readonly dialect = "sqlite";
   readonly synchronousTx = true;
   /** One: every write takes SQLite's write lock, so a second batch in flight would only wait for it. */
@@ -70,9 +64,9 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
   /** This process's workers to wake when work may be ready. */
   private readonly wakeups = new PoolWakeups();
   private readonly work: SqliteWork;
-  private readonly pools: SqlitePools;
-  private readonly schedules: SqliteSchedules;
-  private readonly admin: SqliteAdmin;
+  protected readonly pools: SqlitePools;
+  protected readonly schedules: SqliteSchedules;
+  protected readonly admin: SqliteAdmin;
   private readonly flows: SqliteWorkflows;
 
   /**
@@ -85,6 +79,7 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
     private readonly ownsDb: boolean,
     readonly pollIntervalMs: number,
   ) {
+    super();
     const claim = new SqliteClaim(db);
     this.access = new SqliteConnectionAccess(db, new SqliteTxOps(db, claim));
     this.work = new SqliteWork(db, this.access, this.wakeups, claim, () => this.closed);
@@ -155,96 +150,6 @@ export class SqliteDriver implements Driver<Database>, Store<Database> {
 
   transaction<T>(fn: (ops: TxOps<Database>) => Promise<T>): Promise<T> {
     return this.work.transaction(fn);
-  }
-
-  // PoolOps (pools.ts).
-
-  acquireLeadership(pool: string, workerId: string, now: number, ttlMs: number): Promise<boolean> {
-    return this.pools.acquireLeadership(pool, workerId, now, ttlMs);
-  }
-
-  changePoolLimit(pool: string, change: PoolLimitChange): Promise<void> {
-    return this.pools.changePoolLimit(pool, change);
-  }
-
-  countRateLimited(pool: string, now: number): Promise<number> {
-    return this.pools.countRateLimited(pool, now);
-  }
-
-  counts(pool: string, now: number): Promise<PoolCounts> {
-    return this.pools.counts(pool, now);
-  }
-
-  ensurePool(pool: string, seed: PoolConfig, overrides: Partial<PoolConfig>): Promise<PoolConfig> {
-    return this.pools.ensurePool(pool, seed, overrides);
-  }
-
-  readPoolConfig(pool: string): Promise<PoolConfig | null> {
-    return this.pools.readPoolConfig(pool);
-  }
-
-  readRateLimits(pool: string): Promise<RateLimits> {
-    return this.pools.readRateLimits(pool);
-  }
-
-  readStats(pool: string): Promise<PoolStats> {
-    return this.pools.readStats(pool);
-  }
-
-  releaseLeadership(pool: string, workerId: string): Promise<void> {
-    return this.pools.releaseLeadership(pool, workerId);
-  }
-
-  setRateLimits(pool: string, limits: Partial<RateLimits>): Promise<void> {
-    return this.pools.setRateLimits(pool, limits);
-  }
-
-  // ScheduleOps (schedules.ts).
-
-  advanceSchedule(pool: string, step: ScheduleAdvance): Promise<boolean> {
-    return this.schedules.advanceSchedule(pool, step);
-  }
-
-  deleteSchedule(pool: string, id: string): Promise<boolean> {
-    return this.schedules.deleteSchedule(pool, id);
-  }
-
-  dueSchedules(pool: string, now: number, limit: number): Promise<{ due: ScheduleRow[]; nextAt: number | null }> {
-    return this.schedules.dueSchedules(pool, now, limit);
-  }
-
-  listSchedules(pool: string | null): Promise<ScheduleRow[]> {
-    return this.schedules.listSchedules(pool);
-  }
-
-  upsertSchedule(pool: string, write: ScheduleWrite): Promise<void> {
-    return this.schedules.upsertSchedule(pool, write);
-  }
-
-  // AdminOps (admin.ts).
-
-  listWork(pool: string, query: WorkListQuery): Promise<WorkListRow[]> {
-    return this.admin.listWork(pool, query);
-  }
-
-  readActivity(pools: readonly string[], from: number, to: number, bucketMs: number): Promise<ActivityRead[]> {
-    return this.admin.readActivity(pools, from, to, bucketMs);
-  }
-
-  readPools(now: number, since: number): Promise<PoolRead[]> {
-    return this.admin.readPools(now, since);
-  }
-
-  readWorkDetail(id: string): Promise<WorkDetailRow | null> {
-    return this.admin.readWorkDetail(id);
-  }
-
-  retryWork(id: string, work: NewWork): Promise<boolean> {
-    return this.admin.retryWork(id, work);
-  }
-
-  schemaVersion(): Promise<number> {
-    return this.admin.schemaVersion();
   }
 
   // Workflows.
