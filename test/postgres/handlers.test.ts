@@ -7,15 +7,15 @@ import type { PoolClient } from "pg";
 import { expect, test } from "vitest";
 import { ManualClock, UnknownWorkError, Workpool, type WorkId } from "../../src/index.js";
 import { CapturingLogger } from "../conformance/context.js";
-import { adminQuery, freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { adminQuery, useCleanups, useSharedServer } from "./helpers.js";
+import { openTestStore } from "../helpers/stores.js";
 
 useSharedServer();
 
 const cleanups = useCleanups();
 
 async function setup() {
-  const { schema, store } = freshStore(cleanups);
-  await store.migrate();
+  const { schema, store } = await openTestStore("postgres", { connections: "own", cleanups });
   await adminQuery(`CREATE TABLE "${schema}".app_rows (k TEXT PRIMARY KEY)`);
   const clock = new ManualClock(Date.UTC(2030, 0, 1));
   const logger = new CapturingLogger();

@@ -5,7 +5,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
 import { DATABASE_URL, SKIP_POSTGRES } from "../helpers/postgres-env.js";
 
 export { DATABASE_URL, SKIP_POSTGRES };
@@ -32,20 +31,6 @@ export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow
   } finally {
     await client.end();
   }
-}
-
-/**
- * A store on a new schema of the test database; `cleanups` (see useCleanups) closes it
- * and drops the schema after the test.
- */
-export function freshStore(cleanups: (() => Promise<void>)[]): { schema: string; store: PostgresStore } {
-  const schema = randomSchema();
-  const store = postgresStore({ connectionString: DATABASE_URL, schema });
-  cleanups.push(async () => {
-    await store.close();
-    await dropSchema(schema);
-  });
-  return { schema, store };
 }
 
 /** Drops a schema and everything in it. */
