@@ -19,6 +19,7 @@ import { Workpool } from "../../src/index.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { spawnChild, type Child } from "../helpers/child.js";
 import { adminQuery, DATABASE_URL, dropSchema, holdServerExclusive, randomSchema } from "./helpers.js";
+import { quietLogger as quiet } from "../helpers/common.js";
 
 const LONG = process.env.WORKPOOL_CHAOS_LONG === "1";
 const ACTIONS = LONG ? 16_000 : 800;
@@ -98,7 +99,6 @@ test(
     const restart = restartCommand();
     const schema = randomSchema("wp_chaos");
     const logDir = mkdtempSync(join(tmpdir(), "workpool-chaos-"));
-    const quiet = { debug() {}, info() {}, warn() {}, error() {} };
     const retry = { maxAttempts: 50, initialBackoffMs: 20, base: 1.5 };
     const store = postgresStore({ connectionString: DATABASE_URL, schema });
     const workers = new Map<number, Worker>();

@@ -9,6 +9,7 @@ import { ManualClock, UnknownWorkError, Workpool, type WorkId } from "../../src/
 import { CapturingLogger } from "../conformance/context.js";
 import { adminQuery, useCleanups, useSharedServer } from "./helpers.js";
 import { openTestStore } from "../helpers/stores.js";
+import { T0 } from "../helpers/common.js";
 
 useSharedServer();
 
@@ -17,7 +18,7 @@ const cleanups = useCleanups();
 async function setup() {
   const { schema, store } = await openTestStore("postgres", { connections: "own", cleanups });
   await adminQuery(`CREATE TABLE "${schema}".app_rows (k TEXT PRIMARY KEY)`);
-  const clock = new ManualClock(Date.UTC(2030, 0, 1));
+  const clock = new ManualClock(T0);
   const logger = new CapturingLogger();
   const pool = new Workpool<PoolClient>(store, { name: "h", clock, logger, maxParallelism: 20 });
   const count = async () => (await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".app_rows`))[0]!.n;

@@ -9,6 +9,7 @@ import { newWorkId } from "../../src/ids.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { postgresMigrations, postgresSources } from "../../src/drivers/postgres/migrate.js";
 import { DATABASE_URL, adminQuery, dropSchema, randomSchema, useSharedServer } from "./helpers.js";
+import { quietLogger as quiet } from "../helpers/common.js";
 
 useSharedServer();
 
@@ -63,7 +64,7 @@ test("a mixed-case schema name is quoted everywhere and works end to end", async
   const schema = randomSchema("Wp_Mixed");
   const store = postgresStore({ connectionString: DATABASE_URL, schema });
   try {
-    const pool = new Workpool(store, { name: "mixed", logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const pool = new Workpool(store, { name: "mixed", logger: quiet });
     const echo = pool.defineAction("echo", (_c, n: number) => n + 1);
     const id = await pool.enqueueAction(echo, 41);
     expect((await pool.runOnce()).claimed).toBe(1);
@@ -148,7 +149,7 @@ test.each(DEVELOPMENT_HISTORIES)(
       const message = `the database schema was created by an unreleased development build of workpool (it records migration 1 as ${oldNames[0]}, where this version has 001_schema)`;
       await expect(store.migrate()).rejects.toThrow(message);
       await expect(store.migrate()).rejects.toThrow(/Recreate it: drop workpool's schema/);
-      const pool = new Workpool(store, { name: "old", logger: { debug() {}, info() {}, warn() {}, error() {} } });
+      const pool = new Workpool(store, { name: "old", logger: quiet });
       const a = pool.defineAction("a", () => 1);
       await expect(pool.enqueueAction(a, {})).rejects.toThrow(message);
       expect(await contents()).toEqual(before);
