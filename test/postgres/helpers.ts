@@ -45,6 +45,13 @@ export function urlWithDatabase(database: string): string {
   return url.toString();
 }
 
+/** The test server's URL, logging in as `user` (a role a test created). */
+export function urlWithUser(user: string): string {
+  const url = new URL(DATABASE_URL);
+  url.username = user;
+  return url.toString();
+}
+
 /** A connection URL whose sessions carry `applicationName`, so a test can find and kill exactly them. */
 export function urlWithApplicationName(applicationName: string): string {
   const url = new URL(DATABASE_URL);

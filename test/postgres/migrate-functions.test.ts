@@ -9,7 +9,7 @@ import { expect, test } from "vitest";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { compareVersions } from "../../src/drivers/postgres/functions.js";
 import { migratePostgres, postgresSources, type PostgresSchemaSources } from "../../src/drivers/postgres/migrate.js";
-import { DATABASE_URL, adminQuery, dropSchema, randomSchema, useCleanups, useSharedServer } from "./helpers.js";
+import { DATABASE_URL, adminQuery, dropSchema, randomSchema, urlWithUser, useCleanups, useSharedServer } from "./helpers.js";
 import { openTestStore } from "../helpers/stores.js";
 
 useSharedServer();
@@ -79,14 +79,13 @@ test("a current schema is only read: a role that may not create anything migrate
   });
   await adminQuery(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
   await adminQuery(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${role}"`);
-  const url = new URL(DATABASE_URL);
-  url.username = role;
-  const reader = postgresStore({ connectionString: url.toString(), schema });
+  const url = urlWithUser(role);
+  const reader = postgresStore({ connectionString: url, schema });
   cleanups.push(() => reader.close());
   await reader.migrate();
   // The same role is refused once a function file needs applying: the check is real.
   await otherStatsShard(schema, "another-body", postgresSources().version);
-  const again = postgresStore({ connectionString: url.toString(), schema });
+  const again = postgresStore({ connectionString: url, schema });
   cleanups.push(() => again.close());
   await expect(again.migrate()).rejects.toThrow(/permission denied/);
 });
