@@ -13,10 +13,9 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { workpoolAdmin } from "../../src/admin/index.js";
 import { Workpool, type Store } from "../../src/index.js";
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { quietLogger } from "../helpers/common.js";
 import { serveDashboard, type ServedDashboard } from "../helpers/dashboard.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { openTestStore, type SqliteTestStore } from "../helpers/stores.js";
 import { launchChromium } from "./chromium.js";
 
 const XSS = "<img src=x onerror=alert(1)>";
@@ -26,7 +25,7 @@ const IMAGES = process.env.UPDATE_SCREENSHOTS
   ? fileURLToPath(new URL("../../docs/images/", import.meta.url))
   : `${tmpdir()}/workpool-screenshots/`;
 
-const db = tempDbPath("workpool-dash-");
+let opened: SqliteTestStore | undefined;
 let store: Store<unknown>;
 let live: Workpool<unknown>;
 let dash: ServedDashboard;
@@ -42,7 +41,8 @@ const gate = new Promise<void>((resolve) => (openGate = resolve));
 let bounceFails = true;
 
 beforeAll(async () => {
-  store = sqliteStore({ filename: db.path }) as unknown as Store<unknown>;
+  opened = await openTestStore("sqlite", { prefix: "workpool-dash-" });
+  store = opened.store as unknown as Store<unknown>;
   live = new Workpool(store, { name: "emails", logger: quietLogger, maxParallelism: 2 });
   dash = await serveDashboard({ store });
   browser = await launchChromium();
@@ -61,8 +61,7 @@ afterAll(async () => {
   await browser?.close();
   await live?.stop({ timeoutMs: 0 });
   await dash?.close();
-  await store?.close();
-  db.remove();
+  await opened?.cleanup();
 });
 
 const send = () =>

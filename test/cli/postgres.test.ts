@@ -1,7 +1,7 @@
 /** The `workpool` CLI against PostgreSQL schemas of the test database (see suite.ts). */
 import { expect, test } from "vitest";
-import { postgresStore } from "../../src/drivers/postgres/index.js";
 import type { Store } from "../../src/index.js";
+import { openTestStore } from "../helpers/stores.js";
 import { adminQuery, DATABASE_URL, dropSchema, randomSchema, urlWithDatabase, useSharedServer } from "../postgres/helpers.js";
 import { runCli } from "./run.js";
 import { defineCliTests } from "./suite.js";
@@ -11,11 +11,10 @@ useSharedServer();
 defineCliTests({
   name: "postgres",
   async create() {
-    const schema = randomSchema();
-    const store = postgresStore({ connectionString: DATABASE_URL, schema });
-    await store.migrate();
+    const t = await openTestStore("postgres", { connections: "own" });
+    const { schema } = t;
     return {
-      store: store as unknown as Store<unknown>,
+      store: t.store as unknown as Store<unknown>,
       args: ["--db", DATABASE_URL, "--schema", schema],
       env: { vars: { DATABASE_URL }, args: ["--schema", schema] },
       async updateWork(id, columns) {
@@ -23,10 +22,7 @@ defineCliTests({
         const set = names.map((c, i) => `${c} = $${i + 1}`).join(", ");
         await adminQuery(`UPDATE "${schema}".work SET ${set} WHERE id = $${names.length + 1}`, [...Object.values(columns), id]);
       },
-      async dispose() {
-        await store.close();
-        await dropSchema(schema);
-      },
+      dispose: () => t.cleanup(),
     };
   },
   async absent() {

@@ -1,22 +1,21 @@
 /** The `workpool` CLI against SQLite files (see suite.ts). */
 import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import type { Store } from "../../src/index.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { openTestStore, tempDbPath } from "../helpers/stores.js";
 import { defineCliTests } from "./suite.js";
 
 defineCliTests({
   name: "sqlite",
   async create() {
-    const tmp = tempDbPath();
-    const store = sqliteStore({ filename: tmp.path });
+    const t = await openTestStore("sqlite");
     return {
-      store: store as unknown as Store<unknown>,
-      args: ["--db", tmp.path],
-      env: { vars: { WORKPOOL_DB: tmp.path }, args: [] },
+      store: t.store as unknown as Store<unknown>,
+      args: ["--db", t.path],
+      env: { vars: { WORKPOOL_DB: t.path }, args: [] },
       async updateWork(id, columns) {
-        const db = new Database(tmp.path);
+        // A connection of its own, as a tool other than workpool would open.
+        const db = new Database(t.path);
         try {
           const names = Object.keys(columns);
           db.prepare(`UPDATE workpool_work SET ${names.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`).run(...Object.values(columns), id);
@@ -24,10 +23,7 @@ defineCliTests({
           db.close();
         }
       },
-      async dispose() {
-        await store.close();
-        tmp.remove();
-      },
+      dispose: () => t.cleanup(),
     };
   },
   async absent() {

@@ -8,10 +8,9 @@ import { PassThrough } from "node:stream";
 import Database from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
 import { run } from "../../src/cli/program.js";
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { Workpool } from "../../src/index.js";
 import { quietLogger } from "../helpers/common.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { openTestStore } from "../helpers/stores.js";
 import { ESCAPED, HOSTILE } from "./terminal-safety.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -35,8 +34,8 @@ function terminal(answers: string[]) {
 }
 
 async function storeWithPendingWork(): Promise<{ path: string; ids: string[] }> {
-  const tmp = tempDbPath();
-  const store = sqliteStore({ filename: tmp.path });
+  const t = await openTestStore("sqlite");
+  const { store } = t;
   const pool = new Workpool(store, { name: "mail", logger: quietLogger });
   const ids = await pool.enqueueActionBatch(
     pool.defineAction("send", () => 1),
@@ -44,8 +43,8 @@ async function storeWithPendingWork(): Promise<{ path: string; ids: string[] }> 
     { runAfter: 3_600_000 },
   );
   await store.close();
-  cleanups.push(tmp.remove);
-  return { path: tmp.path, ids };
+  cleanups.push(() => t.cleanup());
+  return { path: t.path, ids };
 }
 
 test("cancel asks first on a terminal: no is exit 6 and nothing changes; yes cancels", async () => {

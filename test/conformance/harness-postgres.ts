@@ -1,56 +1,33 @@
 /**
  * The PostgreSQL harness of the shared suites (conformance, driver contract): a fresh
- * schema per test. The application's
- * connections (for { tx } enqueue and the app table) come from a pg.Pool whose
- * search_path is that schema; the store is given the same pool ({ pool } mode).
+ * schema per test (openTestStore). The application's connections (for { tx } enqueue
+ * and the app table) come from a pg.Pool whose search_path is that schema; the store is
+ * given the same pool ({ pool } mode).
  */
 import pg, { type PoolClient } from "pg";
 
 import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
-import { appPool, DATABASE_URL, dropSchema, randomSchema, urlWithDatabase } from "../postgres/helpers.js";
+import { DATABASE_URL, urlWithDatabase } from "../postgres/helpers.js";
+import { openTestStore, type PostgresTestStore } from "../helpers/stores.js";
 import type { HarnessStore, StoreHarness } from "./harness.js";
 
 interface PgHarnessStore extends HarnessStore<PoolClient> {
   store: PostgresStore;
   app: pg.Pool;
   schema: string;
+  t: PostgresTestStore;
 }
 
 /** The harness of this store for the shared suites. */
 export const postgresHarness: StoreHarness<PoolClient> = {
   name: "postgres",
   async create() {
-    const schema = randomSchema();
-    const app = appPool(schema);
-    const store = postgresStore({ pool: app, schema });
-    await store.migrate();
-    const h: PgHarnessStore = {
-      store,
-      app,
-      schema,
-      async dispose() {
-        await store.close();
-        await dropSchema(schema);
-        await app.end();
-      },
-    };
+    const t = await openTestStore("postgres");
+    const h: PgHarnessStore = { store: t.store, app: t.app, schema: t.schema, t, dispose: () => t.cleanup() };
     return h;
   },
-  async inAppTransaction(h, fn, rollback) {
-    const client = await (h as PgHarnessStore).app.connect();
-    try {
-      await client.query("BEGIN");
-      let failure: unknown = null;
-      try {
-        await fn(client);
-      } catch (e) {
-        failure = e;
-      }
-      await client.query(rollback || failure !== null ? "ROLLBACK" : "COMMIT");
-      if (failure !== null) throw failure;
-    } finally {
-      client.release();
-    }
+  inAppTransaction(h, fn, rollback) {
+    return (h as PgHarnessStore).t.inAppTransaction(fn, rollback);
   },
   async createAppTable(h) {
     await (h as PgHarnessStore).app.query("CREATE TABLE app_rows (k TEXT PRIMARY KEY)");
@@ -118,13 +95,13 @@ export const postgresHarness: StoreHarness<PoolClient> = {
   openAnotherStore(h) {
     return postgresStore({ connectionString: DATABASE_URL, schema: (h as PgHarnessStore).schema });
   },
-  async query(h, sql) {
-    return (await (h as PgHarnessStore).app.query(sql)).rows as Record<string, unknown>[];
+  query(h, sql) {
+    return (h as PgHarnessStore).t.query(sql);
   },
   // appPool's default size.
   connections: 10,
   keyEventsTableSql: "CREATE TABLE key_events (seq BIGSERIAL PRIMARY KEY, key TEXT NOT NULL, kind TEXT NOT NULL, pid INTEGER NOT NULL)",
   childArgs(h) {
-    return ["postgres", DATABASE_URL, (h as PgHarnessStore).schema];
+    return (h as PgHarnessStore).t.childArgs;
   },
 };

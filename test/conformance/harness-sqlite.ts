@@ -5,33 +5,25 @@
  */
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { sqliteStore, type SqliteStore } from "../../src/drivers/sqlite/index.js";
-import { inSqliteAppTransaction } from "../helpers/sqlite-app.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { openTestStore, tempDbPath, type SqliteTestStore } from "../helpers/stores.js";
 import type { HarnessStore, StoreHarness } from "./harness.js";
 
 interface SqliteHarnessStore extends HarnessStore<Database> {
   store: SqliteStore;
   path: string;
+  t: SqliteTestStore;
 }
 
 /** The harness of this store for the shared suites. */
 export const sqliteHarness: StoreHarness<Database> = {
   name: "sqlite",
   async create() {
-    const tmp = tempDbPath();
-    const store = sqliteStore({ filename: tmp.path });
-    const h: SqliteHarnessStore = {
-      store,
-      path: tmp.path,
-      async dispose() {
-        await store.close();
-        tmp.remove();
-      },
-    };
+    const t = await openTestStore("sqlite");
+    const h: SqliteHarnessStore = { store: t.store, path: t.path, t, dispose: () => t.cleanup() };
     return h;
   },
   inAppTransaction(h, fn, rollback) {
-    return inSqliteAppTransaction((h as SqliteHarnessStore).path, fn, rollback);
+    return (h as SqliteHarnessStore).t.inAppTransaction(fn, rollback);
   },
   async createAppTable(h) {
     (h.store as SqliteStore).db.exec("CREATE TABLE app_rows (k TEXT PRIMARY KEY)");
@@ -85,16 +77,13 @@ export const sqliteHarness: StoreHarness<Database> = {
   openAnotherStore(h) {
     return sqliteStore({ filename: (h as SqliteHarnessStore).path });
   },
-  async query(h, sql) {
-    const stmt = (h.store as SqliteStore).db.prepare(sql);
-    if (stmt.reader) return stmt.all() as Record<string, unknown>[];
-    stmt.run();
-    return [];
+  query(h, sql) {
+    return (h as SqliteHarnessStore).t.query(sql);
   },
   connections: 1,
   keyEventsTableSql:
     "CREATE TABLE key_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, kind TEXT NOT NULL, pid INTEGER NOT NULL)",
   childArgs(h) {
-    return ["sqlite", (h as SqliteHarnessStore).path];
+    return (h as SqliteHarnessStore).t.childArgs;
   },
 };

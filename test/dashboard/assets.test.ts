@@ -5,25 +5,24 @@
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { Store } from "../../src/index.js";
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { requireBuild } from "../helpers/child.js";
 import { serveDashboard, type ServedDashboard } from "../helpers/dashboard.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { openTestStore, type SqliteTestStore } from "../helpers/stores.js";
 
-const db = tempDbPath("workpool-assets-");
+let opened: SqliteTestStore | undefined;
 let store: Store<unknown>;
 let dash: ServedDashboard;
 
 beforeAll(async () => {
   requireBuild();
-  store = sqliteStore({ filename: db.path }) as unknown as Store<unknown>;
+  opened = await openTestStore("sqlite", { prefix: "workpool-assets-" });
+  store = opened.store as unknown as Store<unknown>;
   dash = await serveDashboard({ store });
 });
 
 afterAll(async () => {
   await dash?.close();
-  await store?.close();
-  db.remove();
+  await opened?.cleanup();
 });
 
 test("the page is the built app: its script and stylesheet are served, and it names no source file", async () => {

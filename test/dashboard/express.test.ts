@@ -8,20 +8,20 @@ import express from "express";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { workpoolAdmin } from "../../src/admin/index.js";
 import { dashboardHandler, type DashboardHandler } from "../../src/dashboard/index.js";
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { Workpool, type Store } from "../../src/index.js";
 import { quietLogger } from "../helpers/common.js";
 import { csrfOf, getJson, postAction } from "../helpers/dashboard.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { openTestStore, type SqliteTestStore } from "../helpers/stores.js";
 
-const db = tempDbPath("workpool-express-");
+let opened: SqliteTestStore | undefined;
 let store: Store<unknown>;
 let handler: DashboardHandler;
 let server: Server;
 let base: string;
 
 beforeAll(async () => {
-  store = sqliteStore({ filename: db.path }) as unknown as Store<unknown>;
+  opened = await openTestStore("sqlite", { prefix: "workpool-express-" });
+  store = opened.store as unknown as Store<unknown>;
   const pool = new Workpool(store, { name: "jobs", logger: quietLogger });
   await pool.enqueueAction(
     pool.defineAction("job", () => 1),
@@ -41,8 +41,7 @@ afterAll(async () => {
   handler?.close();
   server?.closeAllConnections();
   await new Promise<void>((resolve) => server?.close(() => resolve()));
-  await store?.close();
-  db.remove();
+  await opened?.cleanup();
 });
 
 test("Express: the page, the reads and an action work under the mount path, after express.json()", async () => {

@@ -7,21 +7,21 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { InvalidArgumentError, Workpool, type Store } from "../../src/index.js";
 import { dashboardHandler, TOKEN_COOKIE, type DashboardOptions } from "../../src/dashboard/index.js";
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { withDriver } from "../conformance/context.js";
 import { CapturingLogger, quietLogger } from "../helpers/common.js";
 import { csrfOf, getJson, postAction, rawRequest, serveDashboard, type ServedDashboard } from "../helpers/dashboard.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { openTestStore, type SqliteTestStore } from "../helpers/stores.js";
 
 const TOKEN = "guards-test-token-0123456789";
 const SECRET = "postgres://admin:hunter2@db.internal:5432/prod";
 
-const db = tempDbPath("workpool-guards-");
+let opened: SqliteTestStore | undefined;
 let store: Store<unknown>;
 const served: ServedDashboard[] = [];
 
 beforeAll(async () => {
-  store = sqliteStore({ filename: db.path }) as unknown as Store<unknown>;
+  opened = await openTestStore("sqlite", { prefix: "workpool-guards-" });
+  store = opened.store as unknown as Store<unknown>;
   const pool = new Workpool(store, { name: "jobs", logger: quietLogger });
   await pool.enqueueAction(
     pool.defineAction("job", () => 1),
@@ -35,8 +35,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await store?.close();
-  db.remove();
+  await opened?.cleanup();
 });
 
 async function serve(options: Omit<DashboardOptions, "store"> & { store?: unknown } = {}): Promise<ServedDashboard> {

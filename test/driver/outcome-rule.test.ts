@@ -16,7 +16,7 @@ import type { PoolRuntime } from "../../src/internal/runtime.js";
 import { Tracing } from "../../src/internal/tracing.js";
 import { resolveOptions } from "../../src/options.js";
 import { ManualClock } from "../../src/index.js";
-import { quietLogger } from "../helpers/common.js";
+import { quietLogger, T0 } from "../helpers/common.js";
 import { postgresHarness } from "../conformance/harness-postgres.js";
 import { sqliteHarness } from "../conformance/harness-sqlite.js";
 import type { HarnessStore, StoreHarness } from "../conformance/harness.js";
@@ -25,7 +25,6 @@ import { newWork } from "../helpers/new-work.js";
 
 if (!SKIP_POSTGRES) useSharedServer();
 
-const T0 = Date.UTC(2030, 0, 1);
 const live: HarnessStore<unknown>[] = [];
 afterEach(async () => {
   for (const h of live.splice(0)) await h.dispose();

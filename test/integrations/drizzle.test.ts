@@ -77,8 +77,8 @@ describe("PostgreSQL (node-postgres driver)", () => {
 });
 
 describe("SQLite (better-sqlite3 driver)", () => {
-  function setup() {
-    const base = sqliteSetup(cleanups);
+  async function setup() {
+    const base = await sqliteSetup(cleanups);
     const connection = new Database(base.path);
     connection.pragma("busy_timeout = 5000");
     cleanups.push(async () => void connection.close());
@@ -87,7 +87,7 @@ describe("SQLite (better-sqlite3 driver)", () => {
   }
 
   test("work enqueued in a transaction that rolls back does not exist", async () => {
-    const { pool, ping, db, table, appRows } = setup();
+    const { pool, ping, db, table, appRows } = await setup();
     let id: Promise<WorkId> | undefined;
     expect(() =>
       db.transaction((tx) => {
@@ -101,7 +101,7 @@ describe("SQLite (better-sqlite3 driver)", () => {
   });
 
   test("work enqueued in a transaction that commits exists and runs", async () => {
-    const { pool, ping, db, table, appRows } = setup();
+    const { pool, ping, db, table, appRows } = await setup();
     const id = db.transaction((tx) => {
       tx.insert(table).values({ k: "a" }).run();
       return { id: pool.enqueueAction(ping, { n: 2 }, { tx: drizzleSqliteTx(db) }) };
@@ -111,7 +111,7 @@ describe("SQLite (better-sqlite3 driver)", () => {
   });
 
   test("a mutation writes through Drizzle on ctx.tx, atomically with the work", async () => {
-    const { pool, table, appRows } = setup();
+    const { pool, table, appRows } = await setup();
     const write = pool.defineMutation("write", (ctx, k: string) => {
       drizzleSqlite({ client: ctx.tx }).insert(table).values({ k }).run();
       if (k === "bad") throw new Error("refused");
@@ -125,8 +125,8 @@ describe("SQLite (better-sqlite3 driver)", () => {
     expect(appRows()).toEqual(["good"]);
   });
 
-  test("a transaction's tx (not the database) and a connection outside a transaction are refused, naming tx", () => {
-    const { pool, ping, db } = setup();
+  test("a transaction's tx (not the database) and a connection outside a transaction are refused, naming tx", async () => {
+    const { pool, ping, db } = await setup();
     expect(() => db.transaction((tx) => drizzleSqliteTx(tx as never))).toThrow(/pass db, not the transaction's tx/);
     expect(() => pool.enqueueAction(ping, { n: 1 }, { tx: drizzleSqliteTx(db) })).toThrow(InvalidArgumentError);
   });

@@ -8,10 +8,9 @@ import type { Database } from "better-sqlite3";
 import type { PoolClient } from "pg";
 import { expect } from "vitest";
 import { ManualClock, UnknownWorkError, Workpool, type ActionHandle, type Store, type WorkId } from "../../src/index.js";
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
-import { CapturingLogger } from "../conformance/context.js";
-import { adminQuery, freshStore } from "../postgres/helpers.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { CapturingLogger, T0 } from "../helpers/common.js";
+import { adminQuery } from "../postgres/helpers.js";
+import { openTestStore } from "../helpers/stores.js";
 
 /** A pool with one action ("ping") and its store. */
 export interface Setup<Tx> {
@@ -22,7 +21,7 @@ export interface Setup<Tx> {
 function withPing<Tx>(store: Store<Tx>): Setup<Tx> {
   const pool = new Workpool<Tx>(store, {
     name: "orm",
-    clock: new ManualClock(Date.UTC(2030, 0, 1)),
+    clock: new ManualClock(T0),
     maxParallelism: 5,
     logger: new CapturingLogger(),
   });
@@ -34,24 +33,21 @@ function withPing<Tx>(store: Store<Tx>): Setup<Tx> {
 export async function pgSetup(
   cleanups: (() => Promise<void>)[],
 ): Promise<Setup<PoolClient> & { schema: string; appRows(): Promise<string[]> }> {
-  const { schema, store } = freshStore(cleanups);
-  await store.migrate();
+  const { schema, store } = await openTestStore("postgres", { connections: "own", cleanups });
   await adminQuery(`CREATE TABLE "${schema}".app_rows (k TEXT PRIMARY KEY)`);
   const appRows = async () => (await adminQuery<{ k: string }>(`SELECT k FROM "${schema}".app_rows ORDER BY k`)).map((r) => r.k);
   return { ...withPing(store), schema, appRows };
 }
 
 /** An SQLite store on a new file holding `app_rows (k TEXT PRIMARY KEY)`; the ORM opens its own connection to `path`. */
-export function sqliteSetup(cleanups: (() => Promise<void>)[]): Setup<Database> & { path: string; appRows(): string[] } {
-  const file = tempDbPath("workpool-orm-");
-  const store = sqliteStore({ filename: file.path });
-  store.db.exec("CREATE TABLE app_rows (k TEXT PRIMARY KEY)");
-  cleanups.push(async () => {
-    await store.close();
-    file.remove();
+export async function sqliteSetup(cleanups: (() => Promise<void>)[]): Promise<Setup<Database> & { path: string; appRows(): string[] }> {
+  const { store, path } = await openTestStore("sqlite", {
+    prefix: "workpool-orm-",
+    appTables: ["CREATE TABLE app_rows (k TEXT PRIMARY KEY)"],
+    cleanups,
   });
   const appRows = () => (store.db.prepare("SELECT k FROM app_rows ORDER BY k").all() as { k: string }[]).map((r) => r.k);
-  return { ...withPing(store), path: file.path, appRows };
+  return { ...withPing(store), path, appRows };
 }
 
 /** Checks that work rolled back with its transaction: unknown, and nothing to run. */

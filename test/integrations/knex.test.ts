@@ -76,7 +76,7 @@ describe("PostgreSQL (pg client)", () => {
 
 describe("SQLite (better-sqlite3 client)", () => {
   adapterTests(async () => {
-    const base = sqliteSetup(cleanups);
+    const base = await sqliteSetup(cleanups);
     const db = knex({ client: "better-sqlite3", connection: { filename: base.path }, useNullAsDefault: true });
     cleanups.push(() => db.destroy());
     return { ...base, db, table: "app_rows" };

@@ -77,8 +77,8 @@ describe("PostgreSQL (PostgresDialect)", () => {
 });
 
 describe("SQLite (SqliteDialect)", () => {
-  function setup() {
-    const base = sqliteSetup(cleanups);
+  async function setup() {
+    const base = await sqliteSetup(cleanups);
     const connection = new Database(base.path);
     connection.pragma("busy_timeout = 5000");
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: connection }) });
@@ -87,7 +87,7 @@ describe("SQLite (SqliteDialect)", () => {
   }
 
   test("work enqueued in a transaction that rolls back does not exist", async () => {
-    const { pool, ping, db, appRows } = setup();
+    const { pool, ping, db, appRows } = await setup();
     let id: WorkId | undefined;
     await expect(
       db.transaction().execute(async (trx) => {
@@ -101,7 +101,7 @@ describe("SQLite (SqliteDialect)", () => {
   });
 
   test("work enqueued in a transaction that commits exists and runs; batches too", async () => {
-    const { pool, ping, db, appRows } = setup();
+    const { pool, ping, db, appRows } = await setup();
     const [id, batch] = await db.transaction().execute(async (trx) => {
       await trx.insertInto("app_rows").values({ k: "a" }).execute();
       const one = await pool.enqueueAction(ping, { n: 2 }, { tx: kyselyTx(trx) });
@@ -114,7 +114,7 @@ describe("SQLite (SqliteDialect)", () => {
   });
 
   test("a mutation writes through Kysely on ctx.tx, atomically with the work", async () => {
-    const { pool, appRows } = setup();
+    const { pool, appRows } = await setup();
     const write = pool.defineMutation("write", async (ctx, k: string) => {
       // Not destroyed: that would close the store's connection.
       const onTx = new Kysely<DB>({ dialect: new SqliteDialect({ database: ctx.tx }) });

@@ -129,8 +129,8 @@ function sqliteExecutor(db: Database.Database): TransactionExecutor {
 }
 
 describe("SQLite store", () => {
-  function setup() {
-    const base = sqliteSetup(cleanups);
+  async function setup() {
+    const base = await sqliteSetup(cleanups);
     const connection = new Database(base.path);
     cleanups.push(async () => void connection.close());
     const workRows = () => (connection.prepare("SELECT count(*) AS n FROM workpool_work").get() as { n: number }).n;
@@ -138,7 +138,7 @@ describe("SQLite store", () => {
   }
 
   test("an executor inside a transaction writes in it: rollback leaves no work, commit runs it; a large batch is whole", async () => {
-    const { pool, ping, connection } = setup();
+    const { pool, ping, connection } = await setup();
     connection.exec("BEGIN");
     const dropped = await pool.enqueueAction(ping, { n: 1 }, { tx: sqliteExecutor(connection) });
     connection.exec("ROLLBACK");
@@ -157,7 +157,7 @@ describe("SQLite store", () => {
   });
 
   test("a uniqueKey through an executor keeps or replaces the pending work, inside the transaction", async () => {
-    const { pool, ping, connection } = setup();
+    const { pool, ping, connection } = await setup();
     connection.exec("BEGIN");
     const first = await pool.enqueueAction(ping, { n: 1 }, { tx: sqliteExecutor(connection), uniqueKey: "u" });
     const kept = await pool.enqueueAction(ping, { n: 2 }, { tx: sqliteExecutor(connection), uniqueKey: "u" });
@@ -168,15 +168,15 @@ describe("SQLite store", () => {
   });
 
   test("an executor with no transaction open is refused, leaves none open, and writes nothing", async () => {
-    const { pool, ping, connection, workRows } = setup();
+    const { pool, ping, connection, workRows } = await setup();
     await expect(pool.enqueueAction(ping, { n: 1 }, { tx: sqliteExecutor(connection) })).rejects.toThrow(/tx.*no open transaction/);
     expect(connection.inTransaction).toBe(false);
     expect(workRows()).toBe(0);
   });
 
   test("an executor on another file is refused", async () => {
-    const { pool, ping, workRows } = setup();
-    const elsewhere = sqliteSetup(cleanups);
+    const { pool, ping, workRows } = await setup();
+    const elsewhere = await sqliteSetup(cleanups);
     const other = new Database(elsewhere.path);
     cleanups.push(async () => void other.close());
     other.exec("BEGIN");

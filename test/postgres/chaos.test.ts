@@ -16,9 +16,10 @@ import { join } from "node:path";
 import pg from "pg";
 import { expect, test } from "vitest";
 import { Workpool } from "../../src/index.js";
-import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { spawnChild, type Child } from "../helpers/child.js";
-import { adminQuery, DATABASE_URL, dropSchema, holdServerExclusive, randomSchema } from "./helpers.js";
+import { adminQuery, DATABASE_URL, holdServerExclusive } from "./helpers.js";
+import { quietLogger as quiet } from "../helpers/common.js";
+import { openTestStore } from "../helpers/stores.js";
 
 const LONG = process.env.WORKPOOL_CHAOS_LONG === "1";
 const ACTIONS = LONG ? 16_000 : 800;
@@ -96,11 +97,11 @@ test(
   { timeout: DEADLINE_MS + 30_000 },
   async () => {
     const restart = restartCommand();
-    const schema = randomSchema("wp_chaos");
+    // Migrated only once this test holds the server alone (below).
+    const t = await openTestStore("postgres", { prefix: "wp_chaos", connections: "own", migrate: false });
+    const { schema, store } = t;
     const logDir = mkdtempSync(join(tmpdir(), "workpool-chaos-"));
-    const quiet = { debug() {}, info() {}, warn() {}, error() {} };
     const retry = { maxAttempts: 50, initialBackoffMs: 20, base: 1.5 };
-    const store = postgresStore({ connectionString: DATABASE_URL, schema });
     const workers = new Map<number, Worker>();
     const crashes: string[] = [];
     const monitor = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
@@ -258,8 +259,7 @@ test(
       for (const w of workers.values()) if (w.exitedAt === null) w.child.proc.kill("SIGKILL");
       await releaseServer?.();
       await monitor.end().catch(() => undefined);
-      await store.close().catch(() => undefined);
-      await dropSchema(schema).catch(() => undefined);
+      await t.cleanup().catch(() => undefined);
       rmSync(logDir, { recursive: true, force: true });
     }
   },

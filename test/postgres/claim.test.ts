@@ -11,14 +11,15 @@ import { DRIVER } from "../../src/driver/driver.js";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { T0, quietLogger } from "../helpers/common.js";
 import { WALK_FROM_HEAD_EVERY_MS } from "../../src/drivers/postgres/claim.js";
-import { DATABASE_URL, adminQuery, freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { DATABASE_URL, adminQuery, useCleanups, useSharedServer } from "./helpers.js";
+import { openTestStore } from "../helpers/stores.js";
 
 useSharedServer();
 const cleanups = useCleanups();
 
 /** A pool of `maxParallelism` on a fresh schema, its stored config written, with one action. */
 async function poolOnFreshSchema(name: string, maxParallelism: number) {
-  const { schema, store } = freshStore(cleanups);
+  const { schema, store } = await openTestStore("postgres", { connections: "own", migrate: false, cleanups });
   const pool = new Workpool(store, { name, clock: new ManualClock(T0), logger: quietLogger, maxParallelism });
   const job = pool.defineAction("job", (_c, n: number) => n);
   await pool.configure({ maxParallelism });

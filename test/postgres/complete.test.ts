@@ -8,13 +8,14 @@ import { expect, test } from "vitest";
 import { DRIVER, type ClaimOptions } from "../../src/driver/driver.js";
 import { ManualClock, toWorkId, Workpool } from "../../src/index.js";
 import { T0, quietLogger as quiet } from "../helpers/common.js";
-import { freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { useCleanups, useSharedServer } from "./helpers.js";
+import { openTestStore } from "../helpers/stores.js";
 
 useSharedServer();
 const cleanups = useCleanups();
 
 async function setup() {
-  const { schema, store } = freshStore(cleanups);
+  const { schema, store } = await openTestStore("postgres", { connections: "own", migrate: false, cleanups });
   const clock = new ManualClock(T0);
   const pool = new Workpool(store, { name: "c", clock, logger: quiet, maxParallelism: 2 });
   const delivered: unknown[] = [];

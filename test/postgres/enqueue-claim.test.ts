@@ -9,14 +9,15 @@ import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
 import { ManualClock, toWorkId, Workpool } from "../../src/index.js";
 import { deferred, nextEvent, T0, quietLogger as quiet } from "../helpers/common.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
-import { DATABASE_URL, freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { DATABASE_URL, useCleanups, useSharedServer } from "./helpers.js";
+import { openTestStore } from "../helpers/stores.js";
 import { newWork } from "../helpers/new-work.js";
 
 useSharedServer();
 const cleanups = useCleanups();
 
 async function setup(maxParallelism = 2) {
-  const { schema, store } = freshStore(cleanups);
+  const { schema, store } = await openTestStore("postgres", { connections: "own", migrate: false, cleanups });
   const clock = new ManualClock(T0);
   const pool = new Workpool(store, { name: "e", clock, logger: quiet, maxParallelism });
   const job = pool.defineAction("job", (_c, n: number) => n);

@@ -8,7 +8,8 @@ import pg from "pg";
 import { DRIVER } from "../../src/driver/driver.js";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { T0, quietLogger } from "../helpers/common.js";
-import { DATABASE_URL, freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { DATABASE_URL, useCleanups, useSharedServer } from "./helpers.js";
+import { openTestStore } from "../helpers/stores.js";
 
 useSharedServer();
 const cleanups = useCleanups();
@@ -22,7 +23,7 @@ async function client(): Promise<pg.Client> {
 }
 
 test("two transactions ending attempts of the same two keys in opposite orders both commit", async () => {
-  const { schema, store } = freshStore(cleanups);
+  const { schema, store } = await openTestStore("postgres", { connections: "own", migrate: false, cleanups });
   const pool = new Workpool(store, { name: "k", clock: new ManualClock(T0), logger: quietLogger, maxParallelism: 10, keyParallelism: 2 });
   const job = pool.defineAction("job", () => 1);
   await pool.configure({ keyParallelism: 2 });
@@ -47,7 +48,7 @@ test("two transactions ending attempts of the same two keys in opposite orders b
 });
 
 test("a key at its limit has its due work parked; once its attempts end, the next claim takes that work", async () => {
-  const { store } = freshStore(cleanups);
+  const { store } = await openTestStore("postgres", { connections: "own", migrate: false, cleanups });
   const clock = new ManualClock(T0);
   const pool = new Workpool(store, { name: "k", clock, logger: quietLogger, maxParallelism: 10, keyParallelism: 1 });
   const job = pool.defineAction("job", () => 1);

@@ -7,17 +7,18 @@ import type { PoolClient } from "pg";
 import { expect, test } from "vitest";
 import { ManualClock, UnknownWorkError, Workpool, type WorkId } from "../../src/index.js";
 import { CapturingLogger } from "../conformance/context.js";
-import { adminQuery, freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { adminQuery, useCleanups, useSharedServer } from "./helpers.js";
+import { openTestStore } from "../helpers/stores.js";
+import { T0 } from "../helpers/common.js";
 
 useSharedServer();
 
 const cleanups = useCleanups();
 
 async function setup() {
-  const { schema, store } = freshStore(cleanups);
-  await store.migrate();
+  const { schema, store } = await openTestStore("postgres", { connections: "own", cleanups });
   await adminQuery(`CREATE TABLE "${schema}".app_rows (k TEXT PRIMARY KEY)`);
-  const clock = new ManualClock(Date.UTC(2030, 0, 1));
+  const clock = new ManualClock(T0);
   const logger = new CapturingLogger();
   const pool = new Workpool<PoolClient>(store, { name: "h", clock, logger, maxParallelism: 20 });
   const count = async () => (await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".app_rows`))[0]!.n;

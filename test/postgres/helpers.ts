@@ -5,7 +5,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
 import { DATABASE_URL, SKIP_POSTGRES } from "../helpers/postgres-env.js";
 
 export { DATABASE_URL, SKIP_POSTGRES };
@@ -34,20 +33,6 @@ export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow
   }
 }
 
-/**
- * A store on a new schema of the test database; `cleanups` (see useCleanups) closes it
- * and drops the schema after the test.
- */
-export function freshStore(cleanups: (() => Promise<void>)[]): { schema: string; store: PostgresStore } {
-  const schema = randomSchema();
-  const store = postgresStore({ connectionString: DATABASE_URL, schema });
-  cleanups.push(async () => {
-    await store.close();
-    await dropSchema(schema);
-  });
-  return { schema, store };
-}
-
 /** Drops a schema and everything in it. */
 export async function dropSchema(schema: string): Promise<void> {
   await adminQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -57,6 +42,13 @@ export async function dropSchema(schema: string): Promise<void> {
 export function urlWithDatabase(database: string): string {
   const url = new URL(DATABASE_URL);
   url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** The test server's URL, logging in as `user` (a role a test created). */
+export function urlWithUser(user: string): string {
+  const url = new URL(DATABASE_URL);
+  url.username = user;
   return url.toString();
 }
 

@@ -9,7 +9,8 @@ import { DRIVER } from "../../src/driver/driver.js";
 import { newWork as buildNewWork, ROW_COLUMNS } from "../../src/driver/work-columns.js";
 import { insertParams } from "../../src/drivers/postgres/insert.js";
 import { T0 } from "../helpers/common.js";
-import { freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { useCleanups, useSharedServer } from "./helpers.js";
+import { openTestStore } from "../helpers/stores.js";
 import { newWork } from "../helpers/new-work.js";
 
 useSharedServer();
@@ -34,7 +35,7 @@ function row(overrides: Partial<NewWork> = {}): NewWork {
 
 /** The stored columns of `rows`, read back through the driver, in the order given. */
 async function stored(rows: NewWork[]): Promise<NewWork[]> {
-  const { store } = freshStore(cleanups);
+  const { store } = await openTestStore("postgres", { connections: "own", migrate: false, cleanups });
   const driver = store[DRIVER];
   await driver.migrate();
   await driver.insertWork(rows);

@@ -8,13 +8,14 @@ import { DRIVER } from "../../src/driver/driver.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { deferred, T0, quietLogger } from "../helpers/common.js";
-import { freshStore, until, useCleanups, useSharedServer } from "./helpers.js";
+import { until, useCleanups, useSharedServer } from "./helpers.js";
+import { openTestStore } from "../helpers/stores.js";
 
 useSharedServer();
 const cleanups = useCleanups();
 
 test("a busy worker writes two completion batches at once, never more, and each result once", async () => {
-  const { store } = freshStore(cleanups);
+  const { store } = await openTestStore("postgres", { connections: "own", migrate: false, cleanups });
   const maxParallelism = 40;
   const pool = new Workpool(store, { name: "l", clock: new ManualClock(T0), logger: quietLogger, maxParallelism });
   let running = 0;

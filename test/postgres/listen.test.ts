@@ -6,12 +6,13 @@
 import pg from "pg";
 import { expect, test } from "vitest";
 import { DRIVER } from "../../src/driver/driver.js";
-import { deferred, nextEvent, quietLogger as quiet } from "../helpers/common.js";
+import { deferred, nextEvent, quietLogger as quiet, T0 } from "../helpers/common.js";
 import { ManualClock, Workpool, type CompletedEvent, type WorkId } from "../../src/index.js";
 import { postgresStore, type PostgresStore } from "../../src/drivers/postgres/index.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
 import { channelName, quoteIdent } from "../../src/drivers/postgres/names.js";
-import { DATABASE_URL, appPool, dropSchema, randomSchema, until, useCleanups, useSharedServer } from "./helpers.js";
+import { DATABASE_URL, appPool, until, useCleanups, useSharedServer } from "./helpers.js";
+import { openTestStore } from "../helpers/stores.js";
 
 useSharedServer();
 
@@ -19,16 +20,10 @@ const cleanups = useCleanups();
 
 /** Two stores on one fresh schema: `worker` runs work, `producer` enqueues it. */
 async function twoStores(): Promise<{ schema: string; worker: PostgresStore; producer: PostgresStore; clock: ManualClock }> {
-  const schema = randomSchema();
+  const { schema, store: producer } = await openTestStore("postgres", { connections: "own", cleanups });
   const worker = postgresStore({ connectionString: DATABASE_URL, schema });
-  const producer = postgresStore({ connectionString: DATABASE_URL, schema });
-  cleanups.push(async () => {
-    await worker.close();
-    await producer.close();
-    await dropSchema(schema);
-  });
-  await producer.migrate();
-  return { schema, worker, producer, clock: new ManualClock(Date.UTC(2030, 0, 1)) };
+  cleanups.push(() => worker.close());
+  return { schema, worker, producer, clock: new ManualClock(T0) };
 }
 
 function listenerOf(store: PostgresStore) {

@@ -9,7 +9,8 @@ import { expect, test } from "vitest";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { compareVersions } from "../../src/drivers/postgres/functions.js";
 import { migratePostgres, postgresSources, type PostgresSchemaSources } from "../../src/drivers/postgres/migrate.js";
-import { DATABASE_URL, adminQuery, dropSchema, freshStore, randomSchema, useCleanups, useSharedServer } from "./helpers.js";
+import { DATABASE_URL, adminQuery, dropSchema, randomSchema, urlWithUser, useCleanups, useSharedServer } from "./helpers.js";
+import { openTestStore } from "../helpers/stores.js";
 
 useSharedServer();
 const cleanups = useCleanups();
@@ -38,8 +39,7 @@ function testPool(): pg.Pool {
 }
 
 test("a function file whose body changed is applied in place, and only that file", async () => {
-  const { schema, store } = freshStore(cleanups);
-  await store.migrate();
+  const { schema } = await openTestStore("postgres", { connections: "own", cleanups });
   // As a development build of this version with another stats_shard() left the schema.
   await otherStatsShard(schema, "another-body", postgresSources().version);
   const before = await functionsTable(schema);
@@ -56,8 +56,7 @@ test("a function file whose body changed is applied in place, and only that file
 });
 
 test("a body that a newer release applied is left alone by an older process", async () => {
-  const { schema, store } = freshStore(cleanups);
-  await store.migrate();
+  const { schema } = await openTestStore("postgres", { connections: "own", cleanups });
   // A process of the next release changed stats_shard()'s body in place (same meaning, by
   // the rolling-deploy rule); this process, of the previous release, starts mid-rollout.
   await otherStatsShard(schema, "next-release-body", "999.0.0");
@@ -71,8 +70,7 @@ test("a body that a newer release applied is left alone by an older process", as
 });
 
 test("a current schema is only read: a role that may not create anything migrates it", async () => {
-  const { schema, store } = freshStore(cleanups);
-  await store.migrate();
+  const { schema } = await openTestStore("postgres", { connections: "own", cleanups });
   const role = `wp_reader_${randomBytes(4).toString("hex")}`;
   await adminQuery(`CREATE ROLE "${role}" LOGIN`);
   cleanups.push(async () => {
@@ -81,14 +79,13 @@ test("a current schema is only read: a role that may not create anything migrate
   });
   await adminQuery(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
   await adminQuery(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${role}"`);
-  const url = new URL(DATABASE_URL);
-  url.username = role;
-  const reader = postgresStore({ connectionString: url.toString(), schema });
+  const url = urlWithUser(role);
+  const reader = postgresStore({ connectionString: url, schema });
   cleanups.push(() => reader.close());
   await reader.migrate();
   // The same role is refused once a function file needs applying: the check is real.
   await otherStatsShard(schema, "another-body", postgresSources().version);
-  const again = postgresStore({ connectionString: url.toString(), schema });
+  const again = postgresStore({ connectionString: url, schema });
   cleanups.push(() => again.close());
   await expect(again.migrate()).rejects.toThrow(/permission denied/);
 });

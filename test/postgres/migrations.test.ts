@@ -9,6 +9,8 @@ import { newWorkId } from "../../src/ids.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import { postgresMigrations, postgresSources } from "../../src/drivers/postgres/migrate.js";
 import { DATABASE_URL, adminQuery, dropSchema, randomSchema, useSharedServer } from "./helpers.js";
+import { quietLogger as quiet } from "../helpers/common.js";
+import { openTestStore } from "../helpers/stores.js";
 
 useSharedServer();
 
@@ -60,10 +62,10 @@ test("eight stores migrating a new schema at the same moment create it once", as
 });
 
 test("a mixed-case schema name is quoted everywhere and works end to end", async () => {
-  const schema = randomSchema("Wp_Mixed");
-  const store = postgresStore({ connectionString: DATABASE_URL, schema });
+  const t = await openTestStore("postgres", { prefix: "Wp_Mixed", connections: "own", migrate: false });
+  const { schema, store } = t;
   try {
-    const pool = new Workpool(store, { name: "mixed", logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const pool = new Workpool(store, { name: "mixed", logger: quiet });
     const echo = pool.defineAction("echo", (_c, n: number) => n + 1);
     const id = await pool.enqueueAction(echo, 41);
     expect((await pool.runOnce()).claimed).toBe(1);
@@ -71,17 +73,15 @@ test("a mixed-case schema name is quoted everywhere and works end to end", async
     const found = await adminQuery("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
     expect(found).toHaveLength(1);
   } finally {
-    await store.close();
-    await dropSchema(schema);
+    await t.cleanup();
   }
 });
 
 test("a database whose schema is newer than this code is refused with a clear error", async () => {
-  const schema = randomSchema();
-  const first = postgresStore({ connectionString: DATABASE_URL, schema });
+  const first = await openTestStore("postgres", { connections: "own" });
+  const { schema } = first;
   const known = postgresMigrations().length;
   try {
-    await first.migrate();
     await adminQuery(`INSERT INTO "${schema}".migrations (version, name) VALUES ($1, 'from_the_future')`, [known + 1]);
     const second = postgresStore({ connectionString: DATABASE_URL, schema });
     try {
@@ -96,8 +96,7 @@ test("a database whose schema is newer than this code is refused with a clear er
       await second.close();
     }
   } finally {
-    await first.close();
-    await dropSchema(schema);
+    await first.cleanup();
   }
 });
 
@@ -148,7 +147,7 @@ test.each(DEVELOPMENT_HISTORIES)(
       const message = `the database schema was created by an unreleased development build of workpool (it records migration 1 as ${oldNames[0]}, where this version has 001_schema)`;
       await expect(store.migrate()).rejects.toThrow(message);
       await expect(store.migrate()).rejects.toThrow(/Recreate it: drop workpool's schema/);
-      const pool = new Workpool(store, { name: "old", logger: { debug() {}, info() {}, warn() {}, error() {} } });
+      const pool = new Workpool(store, { name: "old", logger: quiet });
       const a = pool.defineAction("a", () => 1);
       await expect(pool.enqueueAction(a, {})).rejects.toThrow(message);
       expect(await contents()).toEqual(before);
@@ -160,10 +159,9 @@ test.each(DEVELOPMENT_HISTORIES)(
 );
 
 test("the schema accepts only the kinds, states and onComplete states of the state machine", async () => {
-  const schema = randomSchema();
-  const store = postgresStore({ connectionString: DATABASE_URL, schema });
+  const t = await openTestStore("postgres", { connections: "own" });
+  const { schema } = t;
   try {
-    await store.migrate();
     const insert = (kind: string, state: string, ocState: string) =>
       adminQuery(
         `INSERT INTO "${schema}".work (id, pool, kind, fn_name, args, state, run_at, enqueued_at, oc_state)
@@ -182,7 +180,6 @@ test("the schema accepts only the kinds, states and onComplete states of the sta
       { kind: "mutation", state: "finished" },
     ]);
   } finally {
-    await store.close();
-    await dropSchema(schema);
+    await t.cleanup();
   }
 });

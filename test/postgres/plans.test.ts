@@ -12,13 +12,14 @@ import { newWorkId } from "../../src/ids.js";
 import { poolSql } from "../../src/drivers/postgres/pools.js";
 import { statementsOf } from "../../src/drivers/postgres/statements.js";
 import { T0, quietLogger } from "../helpers/common.js";
-import { DATABASE_URL, adminQuery, freshStore, useCleanups, useSharedServer } from "./helpers.js";
+import { DATABASE_URL, adminQuery, useCleanups, useSharedServer } from "./helpers.js";
+import { openTestStore } from "../helpers/stores.js";
 
 useSharedServer();
 const cleanups = useCleanups();
 
 test("claim(), complete() and enqueue_claim() use no sequential scan after their plans were cached on an empty table, with and without a per-key limit", async () => {
-  const { schema, store } = freshStore(cleanups);
+  const { schema, store } = await openTestStore("postgres", { connections: "own", migrate: false, cleanups });
   const pool = new Workpool(store, { name: "p", clock: new ManualClock(T0), logger: quietLogger, maxParallelism: 5 });
   const job = pool.defineAction("job", (_c, n: number) => n);
   await pool.configure({ maxParallelism: 5 });
@@ -100,8 +101,7 @@ test("claim(), complete() and enqueue_claim() use no sequential scan after their
 });
 
 test("stats_shard() is inlined: the plan of the counters' insert computes the shard itself", async () => {
-  const { schema, store } = freshStore(cleanups);
-  await store.migrate();
+  const { schema } = await openTestStore("postgres", { connections: "own", cleanups });
   const { addStats } = statementsOf(schema, poolSql);
   const plan = await adminQuery<{ "QUERY PLAN": string }>(`EXPLAIN (VERBOSE, COSTS OFF) ${addStats.text}`, ["p", 1, 1, 0, 0, 0]);
   const text = plan.map((r) => r["QUERY PLAN"]).join("\n");

@@ -10,17 +10,9 @@ import { ManualClock, Workpool, type CompletedEvent } from "../../src/index.js";
 import { postgresStore } from "../../src/drivers/postgres/index.js";
 import type { PostgresDriver } from "../../src/drivers/postgres/driver.js";
 import { CapturingLogger, nextEvent } from "../conformance/context.js";
-import {
-  DATABASE_URL,
-  adminQuery,
-  dropSchema,
-  randomSchema,
-  terminateConnections,
-  until,
-  urlWithApplicationName,
-  useCleanups,
-  useSharedServer,
-} from "./helpers.js";
+import { adminQuery, terminateConnections, until, urlWithApplicationName, useCleanups, useSharedServer } from "./helpers.js";
+import { T0 } from "../helpers/common.js";
+import { openTestStore } from "../helpers/stores.js";
 
 useSharedServer();
 
@@ -28,18 +20,15 @@ const cleanups = useCleanups();
 
 /** A store whose sessions are named, so the test can terminate exactly them, plus a bystander store. */
 async function setup() {
-  const schema = randomSchema();
+  const { schema, store: other } = await openTestStore("postgres", {
+    connections: "own",
+    appTables: ["CREATE TABLE app_rows (k TEXT PRIMARY KEY)"],
+    cleanups,
+  });
   const victimName = `wp_victim_${randomBytes(4).toString("hex")}`;
   const victim = postgresStore({ connectionString: urlWithApplicationName(victimName), schema });
-  const other = postgresStore({ connectionString: DATABASE_URL, schema });
-  cleanups.push(async () => {
-    await victim.close();
-    await other.close();
-    await dropSchema(schema);
-  });
-  await other.migrate();
-  await adminQuery(`CREATE TABLE "${schema}".app_rows (k TEXT PRIMARY KEY)`);
-  return { schema, victim, victimName, other, clock: new ManualClock(Date.UTC(2030, 0, 1)) };
+  cleanups.push(() => victim.close());
+  return { schema, victim, victimName, other, clock: new ManualClock(T0) };
 }
 
 /** The completed event of `workId`. */

@@ -5,6 +5,7 @@ import { createServer, type AddressInfo, type Socket } from "node:net";
 import pg from "pg";
 import { expect, test } from "vitest";
 import { quietLogger as quiet } from "../helpers/common.js";
+import { openTestStore } from "../helpers/stores.js";
 import { DRIVER } from "../../src/driver/driver.js";
 import { InvalidArgumentError, Workpool } from "../../src/index.js";
 import { postgresStore, type PostgresStoreOptions } from "../../src/drivers/postgres/index.js";
@@ -59,16 +60,15 @@ test("a store given a pool never ends it; a closed store rejects further use", a
 });
 
 test("{ tx } must be a pg client; a wrong value is rejected naming `tx` and writes nothing", async () => {
-  const schema = randomSchema();
-  const store = postgresStore({ connectionString: DATABASE_URL, schema });
+  const t = await openTestStore("postgres", { connections: "own", migrate: false });
+  const { store } = t;
   try {
     const pool = new Workpool(store, { name: "tx", logger: quiet });
     const a = pool.defineAction("a", () => 1);
     await expect(pool.enqueueAction(a, {}, { tx: {} as pg.PoolClient })).rejects.toMatchObject({ field: "tx" });
     expect((await store[DRIVER].counts("tx", Date.now())).pending).toBe(0);
   } finally {
-    await store.close();
-    await dropSchema(schema);
+    await t.cleanup();
   }
 });
 

@@ -10,7 +10,7 @@ import { ManualClock, Workpool } from "../../src/index.js";
 import { postgresStore, type PostgresStoreOptions } from "../../src/drivers/postgres/index.js";
 import { InvalidArgumentError } from "../../src/errors.js";
 import { T0, quietLogger } from "../helpers/common.js";
-import { DATABASE_URL, adminQuery, dropSchema, randomSchema, until, useCleanups, useSharedServer } from "./helpers.js";
+import { DATABASE_URL, adminQuery, dropSchema, randomSchema, until, urlWithUser, useCleanups, useSharedServer } from "./helpers.js";
 
 useSharedServer();
 const cleanups = useCleanups();
@@ -88,9 +88,7 @@ test("a role that does not own the work table leaves vacuuming to the server", a
   });
   await adminQuery(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
   await adminQuery(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO "${role}"`);
-  const url = new URL(DATABASE_URL);
-  url.username = role;
-  const { pool } = await churned({ minDeadRows: 1, minIntervalMs: 0 }, schema, url.toString());
+  const { pool } = await churned({ minDeadRows: 1, minIntervalMs: 0 }, schema, urlWithUser(role));
   expect((await pool.runOnce()).vacuumed).toBe(false);
   expect((await tableStats(schema)).vacuums).toBe(0);
 });

@@ -32,6 +32,7 @@ import type { Variant } from "./variants.js";
 import { isWorkflowRow } from "./wf-invariants.js";
 import { WfRun, type WorkflowMode } from "./wf-run.js";
 import type { WorkloadHooks } from "./workload.js";
+import { T0 } from "../helpers/common.js";
 
 /** Timers of no delay one process may set in a row, with no store call between, before it counts as busy-polling. */
 const BUSY_TIMERS = 20;
@@ -58,7 +59,7 @@ export interface SchedulerOptions {
 export class Scheduler implements OpHost {
   readonly trace: Trace;
   readonly rng: Rng;
-  readonly time = new SimTime(Date.UTC(2030, 0, 1));
+  readonly time = new SimTime(T0);
   readonly config: ProcessConfig;
   readonly procs: SimProcess[] = [];
   readonly obs: Observations = newObservations();
@@ -282,7 +283,7 @@ export class Scheduler implements OpHost {
 
   /** The trace prefix of the current step. */
   head(): string {
-    return `#${this.stepNo} t+${this.time.now() - Date.UTC(2030, 0, 1)}`;
+    return `#${this.stepNo} t+${this.time.now() - T0}`;
   }
 
   // ---- steps

@@ -3,22 +3,19 @@
  * batch of seeds (each seed uses its own pool name in it). Besides the store, each gives
  * the checker raw reads of a pool's rows and of the application's own tables.
  */
-import BetterSqlite3, { type Database } from "better-sqlite3";
-import pg, { type PoolClient } from "pg";
+import type { Database } from "better-sqlite3";
+import type { PoolClient, QueryResult } from "pg";
 import { DRIVER, type Driver, type PoolConfig, type Store, type WorkRow } from "../../src/driver/driver.js";
 import { toPoolConfig, type SqlitePoolRow } from "../../src/drivers/sqlite/pools.js";
 import { toWorkRow, type SqliteWorkRow } from "../../src/drivers/sqlite/rows.js";
 import { toPoolConfig as toPgPoolConfig, type PgPoolRow } from "../../src/drivers/postgres/pools.js";
 import { toWorkRow as toPgWorkRow, type PgWorkRow } from "../../src/drivers/postgres/rows.js";
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
-import { postgresStore } from "../../src/drivers/postgres/index.js";
-import { DATABASE_URL, dropSchema, randomSchema } from "../postgres/helpers.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { openTestStore, type StoreKind } from "../helpers/stores.js";
 import type { RateLimits } from "./rate-limits.js";
 import { toWfSnapshot, wfQueries, type WfSnapshot } from "./wf-rows.js";
 
 /** Which store a simulation runs on. */
-export type StoreKind = "sqlite" | "postgres";
+export type { StoreKind };
 
 /** What the checker reads after a step. */
 export interface Snapshot {
@@ -93,14 +90,11 @@ function count(rows: { work_id: string }[]): Map<string, number> {
 
 /** A SQLite store on a fresh temporary file. */
 export async function createSqliteSimStore(): Promise<SimStore> {
-  const tmp = tempDbPath("workpool-sim-");
   // Durability is not what a run tests (its crashes are in-process), speed is: no fsync.
-  const db = new BetterSqlite3(tmp.path);
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = OFF");
-  const store = sqliteStore({ database: db });
+  const t = await openTestStore("sqlite", { prefix: "workpool-sim-", unsynced: true, appTables: APP_TABLES });
+  const { store } = t;
+  const db = store.db;
   const driver = store[DRIVER] as Driver<unknown>;
-  for (const sql of APP_TABLES) db.exec(sql);
   const work = db.prepare<[string], SqliteWorkRow>("SELECT * FROM workpool_work WHERE pool = ?");
   const config = db.prepare<[string], SqlitePoolRow & RateColumns>(`SELECT ${POOL_COLUMNS} FROM workpool_pools WHERE name = ?`);
   const app = db.prepare<[string], { work_id: string }>("SELECT work_id FROM sim_app WHERE pool = ?");
@@ -132,22 +126,14 @@ export async function createSqliteSimStore(): Promise<SimStore> {
       (tx as Database).prepare("INSERT INTO sim_oc (pool, work_id, kind) VALUES (?, ?, ?)").run(pool, workId, kind);
     },
     connectionError: () => Object.assign(new Error("sim: disk I/O error"), { code: "SQLITE_IOERR" }),
-    async close() {
-      await store.close();
-      db.close();
-      tmp.remove();
-    },
+    close: () => t.cleanup(),
   };
 }
 
 /** A PostgreSQL store in a fresh schema of the test database; close() drops it. */
 export async function createPostgresSimStore(): Promise<SimStore> {
-  const schema = randomSchema("wp_sim");
-  const app = new pg.Pool({ connectionString: DATABASE_URL, max: 4, options: `-c search_path=${schema}` });
-  app.on("error", () => undefined);
-  const store = postgresStore({ pool: app, schema });
-  await store.migrate();
-  for (const sql of APP_TABLES) await app.query(sql);
+  const t = await openTestStore("postgres", { prefix: "wp_sim", appPoolSize: 4, appTables: APP_TABLES });
+  const { store, schema, app } = t;
   const driver = store[DRIVER] as Driver<unknown>;
   const wfTables = { runs: `"${schema}".workflow_runs`, steps: `"${schema}".workflow_steps`, events: `"${schema}".workflow_events` };
   return {
@@ -166,7 +152,7 @@ export async function createPostgresSimStore(): Promise<SimStore> {
           `SELECT work_id, kind FROM sim_oc WHERE pool = ${p}`,
           ...wf,
         ].join(";\n"),
-      )) as unknown as pg.QueryResult[];
+      )) as unknown as QueryResult[];
       const [work, pools, apps, ocs, runs, steps, events] = results.map((r) => r.rows as unknown[]);
       const raw = work as (PgWorkRow & { parked: boolean })[];
       return {
@@ -188,11 +174,7 @@ export async function createPostgresSimStore(): Promise<SimStore> {
       await (tx as PoolClient).query("INSERT INTO sim_oc (pool, work_id, kind) VALUES ($1, $2, $3)", [pool, workId, kind]);
     },
     connectionError: () => Object.assign(new Error("sim: connection reset"), { code: "ECONNRESET" }),
-    async close() {
-      await store.close();
-      await app.end();
-      await dropSchema(schema);
-    },
+    close: () => t.cleanup(),
   };
 }
 

@@ -5,14 +5,15 @@
  */
 import { afterEach, expect, test } from "vitest";
 import { ManualClock, Workpool } from "../../src/index.js";
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { spawnChild, type Child } from "../helpers/child.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { useTestStores } from "../helpers/stores.js";
+import { quietLogger as quiet } from "../helpers/common.js";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
+const openTestStore = useTestStores();
 
 async function killMidAttempt(dbPath: string, workId: string): Promise<void> {
   const child: Child = spawnChild("sqlite-child.mjs", [dbPath, "hang"]);
@@ -23,16 +24,13 @@ async function killMidAttempt(dbPath: string, workId: string): Promise<void> {
 }
 
 test("an action whose worker was SIGKILLed is retried by another worker after the lease", async () => {
-  const tmp = tempDbPath();
-  cleanups.push(() => tmp.remove());
-  const store = sqliteStore({ filename: tmp.path });
-  const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+  const { store, path } = await openTestStore("sqlite");
   // Real time for the enqueue (the child uses the system clock for its lease).
   const clock = new ManualClock(Date.now());
   const pool = new Workpool(store, { name: "crash", leaseMs: 2000, clock, logger: quiet, random: () => 0.5 });
   const hang = pool.defineAction("hang", (ctx) => `recovered on attempt ${ctx.attempt}`);
   const id = await pool.enqueueAction(hang, {}, { retry: { maxAttempts: 3, initialBackoffMs: 1000, base: 2 } });
-  await killMidAttempt(tmp.path, id);
+  await killMidAttempt(path, id);
   expect(await pool.status(id)).toEqual({ state: "running", previousAttempts: 0 });
 
   // Past the child's lease (2 s) and its maintenance leadership (5 s), by our clock.
@@ -47,11 +45,7 @@ test("an action whose worker was SIGKILLed is retried by another worker after th
 });
 
 test("a mutation whose worker was SIGKILLed mid-transaction runs again, and its writes land exactly once", async () => {
-  const tmp = tempDbPath();
-  cleanups.push(() => tmp.remove());
-  const store = sqliteStore({ filename: tmp.path });
-  store.db.exec("CREATE TABLE app_rows (k TEXT PRIMARY KEY)");
-  const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+  const { store, path } = await openTestStore("sqlite", { appTables: ["CREATE TABLE app_rows (k TEXT PRIMARY KEY)"] });
   const clock = new ManualClock(Date.now());
   const pool = new Workpool(store, { name: "crash", leaseMs: 2000, clock, logger: quiet });
   const m = pool.defineMutation("hang-mutation", (ctx, args: { k: string }) => {
@@ -59,7 +53,7 @@ test("a mutation whose worker was SIGKILLed mid-transaction runs again, and its 
     return "committed";
   });
   const id = await pool.enqueueMutation(m, { k: "only-once" });
-  await killMidAttempt(tmp.path, id);
+  await killMidAttempt(path, id);
   expect((store.db.prepare("SELECT count(*) AS n FROM app_rows").get() as { n: number }).n).toBe(0);
 
   clock.set(Date.now() + 10_000);

@@ -5,14 +5,14 @@
  */
 import { afterEach, expect, test } from "vitest";
 import { Workpool, type Status, type WorkId } from "../../src/index.js";
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { spawnChild } from "../helpers/child.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { useTestStores } from "../helpers/stores.js";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
+const openTestStore = useTestStores();
 
 /** Waits (bounded) for the child to finish `id`: the child has no pipe to tell us. */
 async function waitFinished(pool: Workpool<unknown>, id: WorkId, exited: () => boolean): Promise<Status> {
@@ -25,15 +25,13 @@ async function waitFinished(pool: Workpool<unknown>, id: WorkId, exited: () => b
 }
 
 test("start() keeps a worker process alive; stop() lets it exit cleanly", async () => {
-  const tmp = tempDbPath();
-  cleanups.push(() => tmp.remove());
-  const store = sqliteStore({ filename: tmp.path });
+  const { store, path } = await openTestStore("sqlite");
   const pool = new Workpool(store, { name: "serve", logLevel: "ERROR" });
   const say = pool.defineAction("say", () => undefined);
   const first = await pool.enqueueAction(say, {});
   // Due only after the child has run out of other work: it must still be there.
   const later = await pool.enqueueAction(say, {}, { runAfter: 700 });
-  const child = spawnChild("sqlite-child.mjs", [tmp.path, "serve"], { detachedIo: true });
+  const child = spawnChild("sqlite-child.mjs", [path, "serve"], { detachedIo: true });
   cleanups.push(() => child.proc.kill("SIGKILL"));
   let exitedEarly = false;
   void child.exited.then(() => (exitedEarly = true));

@@ -6,23 +6,22 @@
 import BetterSqlite3 from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
 import { Workpool } from "../../src/index.js";
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
 import { spawnChild, type Child } from "../helpers/child.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { useTestStores } from "../helpers/stores.js";
+import { quietLogger as quiet } from "../helpers/common.js";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
+const openTestStore = useTestStores();
 
 test("three processes on one file never run more than maxParallelism at once", async () => {
-  const tmp = tempDbPath();
-  const store = sqliteStore({ filename: tmp.path });
-  cleanups.push(() => tmp.remove());
-  store.db.exec(
-    "CREATE TABLE live (id TEXT PRIMARY KEY, pid INTEGER); CREATE TABLE peaks (id TEXT PRIMARY KEY, pid INTEGER, concurrent INTEGER)",
-  );
-  const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+  const { store, path } = await openTestStore("sqlite", {
+    appTables: [
+      "CREATE TABLE live (id TEXT PRIMARY KEY, pid INTEGER); CREATE TABLE peaks (id TEXT PRIMARY KEY, pid INTEGER, concurrent INTEGER)",
+    ],
+  });
   // Paused until every child is ready, so no child can take all the work alone.
   const admin = new Workpool(store, { name: "mp", maxParallelism: 0, logger: quiet });
   const hold = admin.defineAction("hold", () => 0);
@@ -31,7 +30,7 @@ test("three processes on one file never run more than maxParallelism at once", a
     Array.from({ length: 60 }, (_, i) => i),
   );
   await admin.runOnce();
-  const children: Child[] = [0, 1, 2].map(() => spawnChild("sqlite-child.mjs", [tmp.path, "hold"]));
+  const children: Child[] = [0, 1, 2].map(() => spawnChild("sqlite-child.mjs", [path, "hold"]));
   cleanups.push(() => children.forEach((c) => c.proc.kill("SIGKILL")));
   await Promise.all(children.map((c) => c.waitForLine(/^ready$/)));
   await admin.configure({ maxParallelism: 4 });
@@ -40,7 +39,7 @@ test("three processes on one file never run more than maxParallelism at once", a
 
   const statuses = await admin.statusBatch(ids);
   expect(statuses.every((s) => s.state === "finished" && s.result?.kind === "success")).toBe(true);
-  const db = new BetterSqlite3(tmp.path, { readonly: true });
+  const db = new BetterSqlite3(path, { readonly: true });
   const peak = (db.prepare("SELECT max(concurrent) AS m FROM peaks").get() as { m: number }).m;
   const workers = (db.prepare("SELECT count(DISTINCT pid) AS n FROM peaks").get() as { n: number }).n;
   const runs = (db.prepare("SELECT count(*) AS n FROM peaks").get() as { n: number }).n;

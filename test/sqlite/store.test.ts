@@ -4,10 +4,10 @@
 import { readFileSync } from "node:fs";
 import BetterSqlite3 from "better-sqlite3";
 import { afterEach, expect, test } from "vitest";
-import { quietLogger as quiet } from "../helpers/common.js";
+import { quietLogger as quiet, T0 } from "../helpers/common.js";
 import { ManualClock, Workpool } from "../../src/index.js";
 import { sqliteStore } from "../../src/drivers/sqlite/index.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { tempDbPath } from "../helpers/stores.js";
 import { loadMigrations } from "../../src/driver/migrations.js";
 
 const cleanups: (() => void)[] = [];
@@ -233,7 +233,7 @@ test("a draining worker yields to the event loop between batches", async () => {
   const tmp = tempDbPath();
   cleanups.push(() => tmp.remove());
   const store = sqliteStore({ filename: tmp.path, synchronous: "NORMAL" });
-  const pool = new Workpool(store, { logger: quiet, maxParallelism: 20, clock: new ManualClock(Date.UTC(2030, 0, 1)) });
+  const pool = new Workpool(store, { logger: quiet, maxParallelism: 20, clock: new ManualClock(T0) });
   const noop = pool.defineAction("noop", () => null);
   await pool.enqueueActionBatch(
     noop,

@@ -7,8 +7,7 @@
 import { expect, test } from "vitest";
 import { ClaimKeys, WALK_FROM_HEAD_EVERY_MS } from "../../src/drivers/postgres/claim.js";
 import type { WorkRow } from "../../src/driver/driver.js";
-
-const T0 = 1_000_000;
+import { T0 } from "../helpers/common.js";
 
 function row(runAt: number, id: string, priority = 0): WorkRow {
   return { runAt, id, priority } as WorkRow;

@@ -11,6 +11,7 @@ import { afterEach, expect, test } from "vitest";
 import { Workpool } from "../../src/index.js";
 import { WorkflowManager } from "../../src/workflow/index.js";
 import { spawnChild, type Child } from "../helpers/child.js";
+import { quietLogger as quiet } from "../helpers/common.js";
 
 const RUNS = 40;
 const KILLS = 6;
@@ -140,7 +141,6 @@ export function defineWorkflowCrashTest<Tx>(target: CrashTarget<Tx>): void {
       await s.exec(`CREATE TABLE ${s.table("wf_done")} (workflow_id TEXT NOT NULL, kind TEXT NOT NULL, result TEXT)`);
 
       // This process only starts the runs; the workers define the same workflow and handlers.
-      const quiet = { debug() {}, info() {}, warn() {}, error() {} };
       const pool = new Workpool(s.store, { name: "wfcrash", maxParallelism: 6, logger: quiet });
       const wf = new WorkflowManager(pool);
       const done = pool.defineMutation("done", () => undefined);

@@ -1,6 +1,5 @@
 /** The workflow crash test (crash-suite.ts) on SQLite: the workers share one database file. */
-import { sqliteStore } from "../../src/drivers/sqlite/index.js";
-import { tempDbPath } from "../helpers/tmp.js";
+import { openTestStore } from "../helpers/stores.js";
 import { defineWorkflowCrashTest } from "./crash-suite.js";
 
 const OURS = new Set(["work", "workflow_runs", "workflow_steps", "workflow_events"]);
@@ -8,19 +7,14 @@ const OURS = new Set(["work", "workflow_runs", "workflow_steps", "workflow_event
 defineWorkflowCrashTest({
   name: "sqlite",
   async open() {
-    const tmp = tempDbPath("workpool-wfcrash-");
-    const store = sqliteStore({ filename: tmp.path });
-    await store.migrate();
+    const t = await openTestStore("sqlite", { prefix: "workpool-wfcrash-" });
     return {
-      store,
-      childArgs: ["sqlite", tmp.path],
-      table: (name) => (OURS.has(name) ? `workpool_${name}` : name),
-      exec: async (sql) => void store.db.exec(sql),
-      query: async <R>(sql: string) => store.db.prepare(sql).all() as R[],
-      async dispose() {
-        await store.close();
-        tmp.remove();
-      },
+      store: t.store,
+      childArgs: t.childArgs,
+      table: (name) => (OURS.has(name) ? t.storeTable(name) : name),
+      exec: (sql) => t.exec(sql),
+      query: <R>(sql: string) => t.query<R>(sql),
+      dispose: () => t.cleanup(),
     };
   },
 });

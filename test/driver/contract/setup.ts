@@ -9,9 +9,11 @@ import { DRIVER, type ClaimOptions, type Driver, type NewWork, type WorkFields }
 import { ROW_COLUMNS } from "../../../src/driver/work-columns.js";
 import { newWorkId } from "../../../src/ids.js";
 import type { HarnessStore, StoreHarness } from "../../conformance/harness.js";
+import { T0 } from "../../helpers/common.js";
 import { newWork } from "../../helpers/new-work.js";
 
-export const T0 = Date.UTC(2030, 0, 1);
+export { T0 };
+/** The pool every contract test seeds and writes to. */
 export const POOL = "contract";
 
 /** A new pending row of POOL, due at `runAt`. */
