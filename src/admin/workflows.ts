@@ -4,7 +4,8 @@
  * has no workflow definitions or handlers).
  */
 import type { Clock } from "../clock.js";
-import type { Driver, NewWork } from "../driver/driver.js";
+import type { Driver } from "../driver/driver.js";
+import { newWork } from "../driver/work-columns.js";
 import { newWorkId } from "../ids.js";
 import { insertWork } from "../internal/transitions/enqueue.js";
 import { CANCEL_HANDLER } from "../workflow/internal-handlers.js";
@@ -33,26 +34,18 @@ export async function requestWorkflowCancel<Tx>(driver: Driver<Tx>, clock: Clock
   const run = await driver.workflows().readRun(id);
   if (!run || (run.state !== "running" && run.state !== "blocked")) return false;
   const now = clock.now();
-  const work: NewWork = {
+  const work = newWork({
     id: newWorkId(now),
     pool: run.pool,
     kind: "mutation",
     fnName: CANCEL_HANDLER,
-    name: null,
     args: JSON.stringify({ r: id }),
     runAt: now,
     enqueuedAt: now,
-    retry: null,
-    timeoutMs: null,
-    onComplete: null,
-    context: null,
-    priority: 0,
-    key: null,
-    meta: null,
     // One request at a time per run.
     uniqueKey: `workflow-cancel:${id}`,
-    onConflict: "keep",
-  };
+  });
+
   await insertWork(adminRuntime(driver, run.pool, clock), [work], undefined);
   return true;
 }
