@@ -12,7 +12,13 @@
 //   figures of a --plans run are not the drain's.
 //
 //   node bench/server-profile.mjs [--jobs=5000] [--concurrency=10] [--plans] [--fillfactor=N]
+//   node bench/server-profile.mjs --system=graphile-worker [--jobs=5000] [--concurrency=10]
 //
+// --system profiles a peer the same way through its bench adapter (records and CPU only).
+//
+//   node bench/server-profile.mjs --calls [--jobs=20000] [--rows=10]
+//
+// --calls measures workpool's kinds of call one by one instead (see callKinds below).
 // --fillfactor sets the work table's fillfactor before the fill (an experiment: the
 // library's schema leaves it at 100).
 //
@@ -20,23 +26,33 @@
 // /proc and pg_wal), as a superuser. Uses BENCH_PG_URL like the bench: give it a database of
 // its own (its figures count that database only). Results: notes/server-cost.md.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import pg from "pg";
 import { PG_URL } from "./lib/env.mjs";
 import { dropSchema, ensureDatabase } from "./lib/pg.mjs";
 import { findWaldump, openServerCost } from "./lib/server-cost.mjs";
+import * as ops from "./lib/ops.mjs";
+import { systemById } from "./systems/index.mjs";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => [a.replace(/^--/, "").split("=")[0], a.split("=")[1] ?? "true"]));
 const JOBS = Number(args.jobs ?? 5000);
 const CONCURRENCY = Number(args.concurrency ?? 10);
 const PLANS = args.plans === "true";
 const FILLFACTOR = args.fillfactor ? Number(args.fillfactor) : null;
+/** A peer's id (systems/index.mjs), profiled through its bench adapter instead of workpool. */
+const SYSTEM = args.system ?? null;
+const CALLS = args.calls === "true";
+/** Rows per call with --calls (the pool's maxParallelism too). */
+const ROWS = Number(args.rows ?? 10);
+if (SYSTEM && (PLANS || FILLFACTOR)) throw new Error("--plans and --fillfactor are for workpool only, not with --system");
 const SCHEMA = "server_profile";
 const dist = new URL("../dist/", import.meta.url);
 
 await ensureDatabase();
 await dropSchema(SCHEMA);
 const probe = new pg.Client({ connectionString: PG_URL });
+probe.on("error", (e) => console.error(`probe connection: ${e.message}`));
 await probe.connect();
 const one = async (sql, params) => (await probe.query(sql, params)).rows[0];
 const { oid: dbOid } = await one("SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()");
@@ -66,7 +82,10 @@ function onNotice(msg) {
 }
 
 const pool = new pg.Pool({ connectionString: PG_URL, max: 10 });
+/** The server processes of the pool's connections (their run time is read with --calls). */
+const backendPids = new Set();
 pool.on("connect", (client) => {
+  backendPids.add(client.processID);
   if (!PLANS) return;
   client.on("notice", onNotice);
   client.query(
@@ -128,6 +147,23 @@ async function walRecords(start, end) {
   return out;
 }
 
+/** A peer's life through its bench adapter (systems/): fill, drain, its cleanup, VACUUM of its schema. */
+async function peerLife(id) {
+  const system = systemById(id);
+  const ctx = {};
+  await system.reset(ctx);
+  await phase("fill", () => ops.enqueueBatch(system, ctx, { n: JOBS, batch: 10_000, warmUp: false }));
+  await phase("drain", () => ops.drain(system, ctx, { n: JOBS, concurrency: CONCURRENCY, capS: 600 }));
+  await phase("cleanup", () => ops.cleanup(system, ctx));
+  const tables = (
+    await probe.query("SELECT format('%I.%I', schemaname, tablename) AS t FROM pg_tables WHERE schemaname = $1", [system.schema])
+  ).rows;
+  await phase("vacuum", async () => {
+    for (const { t } of tables) await probe.query(`VACUUM ${t}`);
+  });
+  await system.reset(ctx);
+}
+
 const wp = new Workpool(store, { name: "profile", maxParallelism: CONCURRENCY, logLevel: "ERROR" });
 let done = 0;
 let all;
@@ -136,28 +172,110 @@ const noop = wp.defineAction("noop", async () => {});
 wp.on("completed", () => {
   if (++done === JOBS) all();
 });
-await phase("fill", async () => {
-  for (let i = 0; i < JOBS; i += 10_000)
-    await wp.enqueueActionBatch(
-      noop,
-      Array.from({ length: Math.min(10_000, JOBS - i) }, (_, k) => ({ i: i + k })),
+if (SYSTEM) await peerLife(SYSTEM);
+else if (CALLS) await callKinds();
+else await workpoolLife();
+
+/**
+ * --calls: the kinds of call of a drain at concurrency 10 one by one, straight through the
+ * driver, one call after another (no contention), ROWS (10) rows per call and at most ROWS
+ * running, JOBS/ROWS calls of each: "claim, then complete" as two calls (the claim of ROWS pending rows,
+ * then their results without a claim), "complete+claim" as one call (the results of ROWS and
+ * the claim of the next ROWS, as a drain does), and "SELECT 1" (the round trip alone). The CPU
+ * of each call is read from the pool's backends' /proc/<pid>/schedstat (run time in ns)
+ * around it; WAL per phase from pg_waldump.
+ */
+async function callKinds() {
+  const { DRIVER } = await import(new URL("driver/driver.js", dist).href);
+  const driver = store[DRIVER];
+  const calls = JOBS / ROWS;
+  await driver.ensurePool("calls", { maxParallelism: ROWS, logLevel: "ERROR", keyParallelism: null }, {});
+  const wpc = new Workpool(store, { name: "calls", logLevel: "ERROR" });
+  const job = wpc.defineAction("noop", async () => {});
+  for (let i = 0; i < 2 * JOBS + 10; i += 10_000)
+    await wpc.enqueueActionBatch(
+      job,
+      Array.from({ length: 10_000 }, (_, k) => ({ i: i + k })),
     );
-});
-await phase("drain", async () => {
-  await wp.start();
-  await finished;
-  await wp.stop();
-});
-await phase("cleanup", async () => {
-  const ret = new Workpool(store, { name: "profile", retentionMs: 0, logLevel: "ERROR" });
-  ret.defineAction("noop", async () => {});
-  while ((await ret.runOnce()).deleted > 0);
-});
-await phase("vacuum", () => probe.query(`VACUUM "${SCHEMA}".work`));
+  const T = Date.now(); // after the fill: every row is due
+  const claimOpts = { workerId: "w", clock: () => T, leaseMs: 600_000, limit: ROWS };
+  const outcome = (r) => ({ id: r.id, attempt: r.attempt, status: "success", result: '{"kind":"success"}', runAt: null });
+  const ns = { claim: 0, complete: 0, "complete+claim": 0, "SELECT 1": 0 };
+  // The same by quarter of the phase: dead index entries pile up between vacuums.
+  const quarters = Object.fromEntries(Object.keys(ns).map((k) => [k, [0, 0, 0, 0]]));
+  let c = 0;
+  const timed = async (kind, fn) => {
+    const t = backendNs();
+    const r = await fn();
+    const d = backendNs() - t;
+    ns[kind] += d;
+    quarters[kind][Math.min(3, Math.floor((4 * c) / calls))] += d;
+    return r;
+  };
+  await phase("claim, then complete", async () => {
+    for (c = 0; c < calls; c++) {
+      const { claimed } = await timed("claim", () => driver.claim("calls", claimOpts));
+      await timed("complete", () => driver.complete("calls", claimed.map(outcome), T, null));
+    }
+  });
+  let running = (await driver.claim("calls", claimOpts)).claimed;
+  await phase("complete+claim", async () => {
+    for (c = 0; c < calls; c++)
+      running = (await timed("complete+claim", () => driver.complete("calls", running.map(outcome), T, claimOpts))).claim?.claimed ?? [];
+  });
+  await phase("SELECT 1", async () => {
+    for (c = 0; c < calls; c++) await timed("SELECT 1", () => pool.query("SELECT 1"));
+  });
+  for (const p of phases) {
+    const wal = [...p.records.values()].reduce((a, e) => a + e.bytes, 0);
+    console.log(`phase ${p.name}: server CPU ${Math.round(p.cpuUs / calls)} µs per round, WAL ${Math.round(wal / calls)} B per round`);
+  }
+  for (const [kind, n] of Object.entries(ns)) {
+    const q = quarters[kind].map((v) => ((4 * v) / 1000 / calls).toFixed(0)).join(" / ");
+    console.log(
+      `${kind.padEnd(15)} ${(n / 1000 / calls).toFixed(0).padStart(5)} µs of backend run time per call of ${ROWS} rows (by quarter: ${q})`,
+    );
+  }
+  phases.length = 0;
+}
+
+/** Run time (ns) of the pool's backends so far, from /proc/<pid>/schedstat. */
+function backendNs() {
+  let sum = 0;
+  for (const pid of backendPids) {
+    try {
+      sum += Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      backendPids.delete(pid);
+    }
+  }
+  return sum;
+}
+
+async function workpoolLife() {
+  await phase("fill", async () => {
+    for (let i = 0; i < JOBS; i += 10_000)
+      await wp.enqueueActionBatch(
+        noop,
+        Array.from({ length: Math.min(10_000, JOBS - i) }, (_, k) => ({ i: i + k })),
+      );
+  });
+  await phase("drain", async () => {
+    await wp.start();
+    await finished;
+    await wp.stop();
+  });
+  await phase("cleanup", async () => {
+    const ret = new Workpool(store, { name: "profile", retentionMs: 0, logLevel: "ERROR" });
+    ret.defineAction("noop", async () => {});
+    while ((await ret.runOnce()).deleted > 0);
+  });
+  await phase("vacuum", () => probe.query(`VACUUM "${SCHEMA}".work`));
+}
 
 const per = (v) => (v / JOBS).toFixed(v / JOBS >= 10 ? 0 : 2);
 console.log(
-  `workpool PostgreSQL, ${JOBS} jobs, concurrency ${CONCURRENCY}${PLANS ? ", auto_explain on" : ""}${FILLFACTOR ? `, fillfactor ${FILLFACTOR}` : ""}\n`,
+  `${SYSTEM ?? "workpool PostgreSQL"}, ${JOBS} jobs, concurrency ${CONCURRENCY}${PLANS ? ", auto_explain on" : ""}${FILLFACTOR ? `, fillfactor ${FILLFACTOR}` : ""}\n`,
 );
 for (const p of phases) {
   const rows = [...p.records].sort((a, b) => b[1].bytes - a[1].bytes);

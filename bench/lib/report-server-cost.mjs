@@ -49,7 +49,7 @@ export function serverCostMd(run) {
   return `## What each job costs the PostgreSQL server
 
 Server CPU (µs) and WAL (bytes) per job in each phase of its life: **fill** (the backlog's
-enqueue in batches of 10,000), **drain** (claims and results), **cleanup** (the system's own
+enqueue in batches of 10,000; workpool's keyed backlog in one call per key and priority), **drain** (claims and results), **cleanup** (the system's own
 deletion of finished jobs: workpool's retention, pg-boss's archive and delete; graphile-worker
 deletes on completion), **vacuum** (one VACUUM of the system's tables). CPU counts the bench
 database's backends and the server's background processes; WAL the bench database's records.
