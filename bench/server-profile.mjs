@@ -11,8 +11,10 @@
 //   the client: calls, time and WAL per job. auto_explain slows the server, so the CPU
 //   figures of a --plans run are not the drain's.
 //
-//   node bench/server-profile.mjs [--jobs=5000] [--concurrency=10] [--plans] [--fillfactor=N]
-//   node bench/server-profile.mjs --system=graphile-worker [--jobs=5000] [--concurrency=10]
+//   node bench/server-profile.mjs [--jobs=5000] [--concurrency=10] [--plans] [--fillfactor=N] [--keys=N]
+//
+// --keys=N spreads the backlog over N keys at keyParallelism 1 with priorities -5/0/5, as
+// the bench's keyed drain does.   node bench/server-profile.mjs --system=graphile-worker [--jobs=5000] [--concurrency=10]
 //
 // --system profiles a peer the same way through its bench adapter (records and CPU only).
 //
@@ -43,6 +45,8 @@ const FILLFACTOR = args.fillfactor ? Number(args.fillfactor) : null;
 /** A peer's id (systems/index.mjs), profiled through its bench adapter instead of workpool. */
 const SYSTEM = args.system ?? null;
 const CALLS = args.calls === "true";
+/** With --keys=N: the backlog spread over N keys at keyParallelism 1, priorities -5/0/5 (the keyed drain). */
+const KEYS = args.keys ? Number(args.keys) : null;
 /** Rows per call with --calls (the pool's maxParallelism too). */
 const ROWS = Number(args.rows ?? 10);
 if (SYSTEM && (PLANS || FILLFACTOR)) throw new Error("--plans and --fillfactor are for workpool only, not with --system");
@@ -164,7 +168,7 @@ async function peerLife(id) {
   await system.reset(ctx);
 }
 
-const wp = new Workpool(store, { name: "profile", maxParallelism: CONCURRENCY, logLevel: "ERROR" });
+const wp = new Workpool(store, { name: "profile", maxParallelism: CONCURRENCY, keyParallelism: KEYS ? 1 : undefined, logLevel: "ERROR" });
 let done = 0;
 let all;
 const finished = new Promise((r) => (all = r));
@@ -254,6 +258,20 @@ function backendNs() {
 
 async function workpoolLife() {
   await phase("fill", async () => {
+    if (KEYS) {
+      // As the bench's keyed backlog: job i has key k(i % KEYS) and priority -5, 0 or 5 by
+      // turns; key and priority are options of a call, so one call per (key, priority).
+      const groups = new Map();
+      for (let i = 0; i < JOBS; i++) {
+        const key = `k${i % KEYS}`;
+        const priority = [-5, 0, 5][i % 3];
+        const id = `${key} ${priority}`;
+        if (!groups.has(id)) groups.set(id, { key, priority, args: [] });
+        groups.get(id).args.push({ i });
+      }
+      for (const { key, priority, args } of groups.values()) await wp.enqueueActionBatch(noop, args, { key, priority });
+      return;
+    }
     for (let i = 0; i < JOBS; i += 10_000)
       await wp.enqueueActionBatch(
         noop,
@@ -275,7 +293,7 @@ async function workpoolLife() {
 
 const per = (v) => (v / JOBS).toFixed(v / JOBS >= 10 ? 0 : 2);
 console.log(
-  `${SYSTEM ?? "workpool PostgreSQL"}, ${JOBS} jobs, concurrency ${CONCURRENCY}${PLANS ? ", auto_explain on" : ""}${FILLFACTOR ? `, fillfactor ${FILLFACTOR}` : ""}\n`,
+  `${SYSTEM ?? "workpool PostgreSQL"}, ${JOBS} jobs, concurrency ${CONCURRENCY}${PLANS ? ", auto_explain on" : ""}${FILLFACTOR ? `, fillfactor ${FILLFACTOR}` : ""}${KEYS ? `, ${KEYS} keys at 1 each` : ""}\n`,
 );
 for (const p of phases) {
   const rows = [...p.records].sort((a, b) => b[1].bytes - a[1].bytes);
