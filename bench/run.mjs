@@ -2,6 +2,7 @@
 // The benchmark runner. See README.md in this folder.
 //
 //   node run.mjs [--quick] [--store=sqlite,postgres,redis] [--systems=id,…] [--workloads=id,…] [--reps=N]
+//                [--jobs=N] [--drain-cap=S]
 //
 // Systems run in turn, interleaved across repetitions (A B C … A B C); every step runs
 // in a fresh child process. Prints one table, writes results/latest.json and, for a
@@ -16,6 +17,7 @@ import { ensureDatabase } from "./lib/pg.mjs";
 import { describeMachine } from "./lib/machine.mjs";
 import { commitRate } from "./lib/commit-rate.mjs";
 import { aggregate, fmt, ratioData, resultsMd, textTable } from "./lib/report.mjs";
+import { serverCostText } from "./lib/report-server-cost.mjs";
 import { runChild } from "./lib/spawn.mjs";
 import { SYSTEMS } from "./systems/index.mjs";
 import enqueueOne from "./workloads/enqueue-one.mjs";
@@ -48,7 +50,7 @@ function snapshotLibrary(dir) {
 }
 
 function parseArgs(argv) {
-  const args = { quick: false, store: null, systems: null, workloads: null, reps: null, render: false };
+  const args = { quick: false, store: null, systems: null, workloads: null, reps: null, jobs: null, drainCapS: null, render: false };
   for (const a of argv) {
     const [k, v] = a.replace(/^--/, "").split("=");
     if (k === "quick") args.quick = true;
@@ -56,9 +58,12 @@ function parseArgs(argv) {
     else if (k === "systems") args.systems = v.split(",");
     else if (k === "workloads") args.workloads = v.split(",");
     else if (k === "reps") args.reps = Number(v);
+    else if (k === "jobs") args.jobs = positive(k, v);
+    else if (k === "drain-cap") args.drainCapS = positive(k, v);
     else if (k === "render") args.render = true;
     else if (k === "help" || k === "h") {
       console.log("usage: node run.mjs [--quick] [--store=sqlite,postgres,redis] [--systems=id,…] [--workloads=id,…] [--reps=N]");
+      console.log("                    [--jobs=N] (backlog of the drain workloads) [--drain-cap=S] (their time cap, seconds)");
       console.log("       node run.mjs --render   (rewrites RESULTS.md from results/full.json, measuring nothing)");
       console.log(`systems: ${SYSTEMS.map((s) => s.id).join(", ")}`);
       console.log(`workloads: ${WORKLOADS.map((w) => w.id).join(", ")}`);
@@ -66,6 +71,13 @@ function parseArgs(argv) {
     } else throw new Error(`unknown argument ${a} (try --help)`);
   }
   return args;
+}
+
+/** A positive integer argument, or a clear error naming it. */
+function positive(name, v) {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${v}`);
+  return n;
 }
 
 const log = (s) => process.stderr.write(`${s}\n`);
@@ -103,7 +115,12 @@ async function main() {
     return;
   }
   const modeName = args.quick ? "quick" : "full";
-  const mode = { ...MODES[modeName], ...(args.reps ? { reps: args.reps } : {}) };
+  const mode = {
+    ...MODES[modeName],
+    ...(args.reps ? { reps: args.reps } : {}),
+    ...(args.jobs ? { drain: args.jobs } : {}),
+    ...(args.drainCapS ? { drainCapS: args.drainCapS } : {}),
+  };
   const t0 = performance.now();
   const startedAt = new Date().toISOString();
 
@@ -229,6 +246,8 @@ async function main() {
 
     console.log(`\nworkpool bench (${modeName}): median (min–max) of ${mode.reps} repetition(s); † = hit the time cap`);
     console.log(textTable(run));
+    const costs = serverCostText(run);
+    if (costs) console.log(`\n${costs}`);
     console.log(
       `\nraw durable commit rate: ${Object.entries(commitRates)
         .map(([k, v]) => `${k} ${fmt(v, "jobs/s")}/s`)
@@ -238,7 +257,7 @@ async function main() {
     mkdirSync(join(HERE, "results"), { recursive: true });
     const json = JSON.stringify(run, null, 2) + "\n";
     writeFileSync(join(HERE, "results", "latest.json"), json);
-    const complete = modeName === "full" && !args.store && !args.systems && !args.workloads && !args.reps;
+    const complete = modeName === "full" && !args.store && !args.systems && !args.workloads && !args.reps && !args.jobs && !args.drainCapS;
     if (complete) {
       // RESULTS.md and its raw data (full.json) change only with a complete full run.
       writeFileSync(join(HERE, "results", "full.json"), json);

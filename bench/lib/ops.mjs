@@ -191,6 +191,14 @@ export async function drain(system, ctx, { n, concurrency, keyParallelism, capS,
 }
 
 /**
+ * The system's own removal of finished jobs after a drain (its adapter's `cleanup`, if it
+ * has one: see lib/life-cost.mjs). Returns what it reports, e.g. how many rows it deleted.
+ */
+export async function cleanup(system, ctx) {
+  return system.cleanup ? await system.cleanup(ctx) : { deleted: 0 };
+}
+
+/**
  * Idle enqueue-to-start latency: with a started, idle worker, enqueues `n` jobs
  * `intervalMs` apart (on a fixed schedule, not waiting for the previous job) and records,
  * per job, the time from just before the enqueue call to the first line of its handler.

@@ -1,4 +1,5 @@
 // Aggregation (median, min–max), the printed table, and RESULTS.md.
+import { serverCostMd } from "./report-server-cost.mjs";
 
 export function median(values) {
   const s = [...values].sort((a, b) => a - b);
@@ -215,6 +216,17 @@ const WHY_LOSSES = [
     ],
   },
   {
+    title: "Server CPU and WAL per job",
+    keys: ["drain10SrvCpu", "drain10Wal", "drain100SrvCpu", "drain100Wal", "drainKeysSrvCpu", "drainKeysWal"],
+    why: [
+      `What the PostgreSQL server spends on each job over its whole life. workpool writes each job's row`,
+      `three times (enqueue, claim, finish) and deletes it later (retention), each version with its index`,
+      `entries; graphile-worker locks a batch of jobs ahead and deletes each one on completion, keeping no`,
+      `result. Where workpool's server CPU and WAL go, statement by statement:`,
+      `[notes/server-cost.md](notes/server-cost.md).`,
+    ],
+  },
+  {
     title: "Longest event-loop stall",
     keys: ["stallMs"],
     why: [
@@ -352,7 +364,7 @@ ${
       "\n"
     : ""
 }
-## Ratios (ours / peer)
+${serverCostMd(run)}${serverCostMd(run) ? "\n" : ""}## Ratios (ours / peer)
 
 A ratio above 1 means workpool's number is larger; ✓ marks where workpool is better
 (larger throughput, smaller latency or memory), ✗ where the peer is.

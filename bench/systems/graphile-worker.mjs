@@ -23,6 +23,7 @@ export default {
     "Enqueue with `addJob` / `addJobs` (WorkerUtils). Completed jobs are deleted by graphile-worker itself. " +
     "Keyed drain: the key as `queueName` (a named queue runs one job at a time) and `priority` (lower first, as workpool's).",
   skip: [],
+  schema: SCHEMA,
   available: async () => null,
   version: () => require("graphile-worker/package.json").version,
   async reset() {

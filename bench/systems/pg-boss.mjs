@@ -6,7 +6,7 @@
 // its batch one after another, so at most N jobs run at once, with batches of BATCH_SIZE.
 import { createRequire } from "node:module";
 import pg from "pg";
-import { dropSchema, waitForZero } from "../lib/pg.mjs";
+import { dropSchema, waitForZero, withClient } from "../lib/pg.mjs";
 import { PG_URL } from "../lib/env.mjs";
 
 const SCHEMA = "pgboss_bench";
@@ -30,10 +30,24 @@ export default {
     "and waits out the minimum polling interval (0.5 s) between fetches. Enqueue with `send` / `insert`.",
   // The keyed drain: v10's singleton policy allows one active job per singletonKey through a unique index, and a fetch that would start a second one fails as a whole rather than skipping the key.
   skip: ["drain-keys"],
+  schema: SCHEMA,
   available: async () => null,
   version: () => require("pg-boss/package.json").version,
   async reset() {
     await dropSchema(SCHEMA);
+  },
+  /**
+   * pg-boss's maintenance removal of completed jobs with the shortest settings: its own
+   * archive statement (job → archive) and drop statement (archive rows deleted), both with
+   * a 0-second interval, each in its advisory-locked transaction as its maintenance runs them.
+   */
+  async cleanup() {
+    const plans = require("pg-boss/src/plans");
+    await withClient(async (c) => {
+      await c.query(plans.locked(SCHEMA, plans.archive(SCHEMA, "0 seconds", "0 seconds")));
+      await c.query(plans.locked(SCHEMA, plans.drop(SCHEMA, "0 seconds")));
+    });
+    return {};
   },
   async open(_ctx, { concurrency = 10, onStart, onDone }) {
     const { default: PgBoss } = await import("pg-boss");

@@ -126,6 +126,7 @@ export const workpoolPostgres = {
     `postgresStore({ connectionString, schema: "${PG_SCHEMA}" }) (pg.Pool default size 10, LISTEN/NOTIFY wake-ups); ` +
     '`new Workpool(store, { maxParallelism: N, logLevel: "ERROR" })`; enqueueAction / enqueueActionBatch.',
   skip: [],
+  schema: PG_SCHEMA,
   async available(ctx) {
     const built = builtCheck(ctx);
     if (built) return built;
@@ -147,5 +148,28 @@ export const workpoolPostgres = {
   },
   async openWorkflows(ctx, opts) {
     return openWorkflowPool(await library(ctx), await this.openStore(ctx), postgresKit(PG_URL, PG_SCHEMA), opts);
+  },
+  /**
+   * Retention of every finished job, as the maintenance leader runs it: a pool with
+   * retentionMs 0, maintenance passes (runOnce) until one deletes nothing.
+   */
+  async cleanup(ctx) {
+    const { Workpool } = await import(new URL("index.js", distOf(ctx)).href);
+    const store = await this.openStore(ctx);
+    const pool = new Workpool(store, { name: "bench", retentionMs: 0, logLevel: "ERROR" });
+    pool.defineAction("noop", async () => {});
+    let deleted = 0;
+    let passes = 0;
+    try {
+      for (;;) {
+        const r = await pool.runOnce();
+        passes++;
+        if (!r.leader) throw new Error("the retention pass did not get the maintenance lease");
+        deleted += r.deleted;
+        if (r.deleted === 0) return { deleted, passes };
+      }
+    } finally {
+      await store.close();
+    }
   },
 };

@@ -3,6 +3,7 @@
 // Only for systems that offer per-key concurrency and priorities without extra software
 // (see `keyed` in systems/index.mjs); the others sit it out.
 import { FILL_BATCH_SIZE } from "../lib/env.mjs";
+import { drainLife, lifeMetrics, lifeValues } from "../lib/life-cost.mjs";
 
 const KEYS = 1000;
 const CONCURRENCY = 100;
@@ -19,17 +20,24 @@ export default {
       unit: "jobs/s",
       better: "higher",
     },
+    ...lifeMetrics("drainKeys", "keyed drain"),
   ],
   async measure({ system, mode, ctx, child }) {
     await system.reset(ctx);
-    await child("enqueueKeyed", { n: mode.drain, keys: KEYS, batch: FILL_BATCH_SIZE });
-    const r = await child("drain", { n: mode.drain, concurrency: CONCURRENCY, keyParallelism: 1, capS: mode.drainCapS });
+    const { r, cost } = await drainLife({
+      system,
+      child,
+      fill: () => child("enqueueKeyed", { n: mode.drain, keys: KEYS, batch: FILL_BATCH_SIZE }),
+      drain: () => child("drain", { n: mode.drain, concurrency: CONCURRENCY, keyParallelism: 1, capS: mode.drainCapS }),
+    });
+    const life = lifeValues("drainKeys", cost);
+    if (life.line) process.stderr.write(`    ${system.label} ${this.id}: ${life.line}\n`);
     return {
-      values: { drainKeys: r.rate },
+      values: { drainKeys: r.rate, ...life.values },
       capped: r.capped
         ? { drainKeys: `${r.completed.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.drainCapS} s` }
         : {},
-      detail: { seconds: r.seconds, completed: r.completed },
+      detail: { seconds: r.seconds, completed: r.completed, serverCost: cost },
     };
   },
 };

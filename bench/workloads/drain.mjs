@@ -1,7 +1,9 @@
 // Drain a backlog of no-op jobs at a given concurrency. The backlog is written by one
 // child process; a fresh child then runs only the worker, so its peak RSS is the
-// worker's. The c=100 drain also gives the peak-RSS row.
+// worker's. The c=100 drain also gives the peak-RSS row. On PostgreSQL each job's
+// server CPU and WAL over its whole life are measured too (lib/life-cost.mjs).
 import { DRAIN_CONCURRENCIES, FILL_BATCH_SIZE } from "../lib/env.mjs";
+import { drainLife, lifeMetrics, lifeValues } from "../lib/life-cost.mjs";
 
 function drainWorkload(concurrency) {
   const key = `drain${concurrency}`;
@@ -20,6 +22,7 @@ function drainWorkload(concurrency) {
       unit: "µs",
       better: "lower",
     },
+    ...lifeMetrics(key, `drain c=${concurrency}`),
   ];
   if (concurrency === 100) {
     metrics.push({
@@ -43,9 +46,15 @@ function drainWorkload(concurrency) {
     metrics,
     async measure({ system, mode, ctx, child }) {
       await system.reset(ctx);
-      await child("enqueueBatch", { n: mode.drain, batch: FILL_BATCH_SIZE, warmUp: false });
-      const r = await child("drain", { n: mode.drain, concurrency, capS: mode.drainCapS });
-      const values = { [key]: r.rate, [`${key}Cpu`]: r.cpuUsPerJob };
+      const { r, cost } = await drainLife({
+        system,
+        child,
+        fill: () => child("enqueueBatch", { n: mode.drain, batch: FILL_BATCH_SIZE, warmUp: false }),
+        drain: () => child("drain", { n: mode.drain, concurrency, capS: mode.drainCapS }),
+      });
+      const life = lifeValues(key, cost);
+      if (life.line) process.stderr.write(`    ${system.label} ${this.id}: ${life.line}\n`);
+      const values = { [key]: r.rate, [`${key}Cpu`]: r.cpuUsPerJob, ...life.values };
       if (concurrency === 100) {
         values.stallMs = r.maxLoopStallMs;
         values.rssMb = r.peakRssMb;
@@ -55,7 +64,7 @@ function drainWorkload(concurrency) {
         capped: r.capped
           ? { [key]: `${r.completed.toLocaleString("en-US")} of ${r.n.toLocaleString("en-US")} in ${mode.drainCapS} s` }
           : {},
-        detail: { seconds: r.seconds, completed: r.completed },
+        detail: { seconds: r.seconds, completed: r.completed, serverCost: cost },
       };
     },
   };
