@@ -133,7 +133,21 @@ export async function openServerCost({ url = PG_URL, sampleMs = 10 } = {}) {
     }
   };
 
+  // A temporary replication slot keeps the window's WAL on disk until pg_waldump has read it:
+  // without it a checkpoint may recycle the first segments of a long window. Temporary, so it
+  // goes with the probe's connection whatever happens.
+  const slot = `bench_cost_${process.pid}`;
+
   async function measure(fn) {
+    if (waldump) await q("SELECT pg_create_physical_replication_slot($1, true, true)", [slot]);
+    try {
+      return await measureWindow(fn);
+    } finally {
+      if (waldump) await q("SELECT pg_drop_replication_slot($1)", [slot]);
+    }
+  }
+
+  async function measureWindow(fn) {
     const walStart = (await q("SELECT pg_current_wal_insert_lsn()::text AS l")).l;
     const spent = new Map(); // "pid start" → ticks spent in the window
     let unattributed = 0;
@@ -232,7 +246,9 @@ async function walOfDatabase(waldump, walDir, start, end, dbOid, lsnDistance, q)
   const dbTx = new Set();
   let all = 0;
   let mine = 0;
-  const child = spawn(waldump, ["-p", walDir, "-s", start, "-e", end], { stdio: ["ignore", "pipe", "ignore"] });
+  const child = spawn(waldump, ["-p", walDir, "-s", start, "-e", end], { stdio: ["ignore", "pipe", "pipe"] });
+  let errors = "";
+  child.stderr.on("data", (b) => (errors += b));
   const lines = createInterface({ input: child.stdout });
   const re = /len \(rec\/tot\):\s*\d+\/\s*(\d+), tx:\s*(\d+),/;
   const relRe = / rel \d+\/(\d+)\/\d+/;
@@ -250,7 +266,8 @@ async function walOfDatabase(waldump, walDir, start, end, dbOid, lsnDistance, q)
       }
     } else if (tx !== "0") byTx.set(tx, (byTx.get(tx) ?? 0) + bytes);
   }
-  await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+  const code = await new Promise((r) => (child.exitCode !== null ? r(child.exitCode) : child.once("exit", r)));
+  if (code !== 0) throw new Error(`pg_waldump ${start}..${end} failed (${code}): ${errors.trim().split("\n")[0]}`);
   for (const [tx, bytes] of byTx) if (dbTx.has(tx)) mine += bytes;
   return all ? (mine * lsnDistance) / all : 0;
 }
