@@ -218,7 +218,7 @@ export async function openServerCost({ url = PG_URL, sampleMs = 10 } = {}) {
 }
 
 /** pg_waldump of the server's major version, if installed where Debian or the PATH has it. */
-function findWaldump() {
+export function findWaldump() {
   for (const cand of ["/usr/lib/postgresql/15/bin/pg_waldump", "/usr/lib/postgresql/16/bin/pg_waldump", "pg_waldump"]) {
     try {
       execFileSync(cand, ["--version"], { stdio: "ignore" });
