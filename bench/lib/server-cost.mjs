@@ -236,6 +236,7 @@ export function findWaldump() {
  * Waits until the server has flushed up to `end` so pg_waldump can read it all.
  */
 async function walOfDatabase(waldump, walDir, start, end, dbOid, lsnDistance, q) {
+  if (lsnDistance <= 0) return 0; // nothing written: pg_waldump would find no record to start at
   for (let i = 0; i < 200; i++) {
     const { ok } = await q("SELECT pg_wal_lsn_diff(pg_current_wal_flush_lsn(), $1) >= 0 AS ok", [end]);
     if (ok) break;
