@@ -108,3 +108,60 @@ test("stats_shard() is inlined: the plan of the counters' insert computes the sh
   expect(text).toMatch(/\(pg_backend_pid\(\) % \d+\)/);
   expect(text).not.toContain("stats_shard");
 });
+
+test("complete() finds a batch's rows by tuple id, not through the running index, and runs attempt_log_append() only for attempts that threw", async () => {
+  const { schema, store } = freshStore(cleanups);
+  const pool = new Workpool(store, { name: "p", clock: new ManualClock(T0), logger: quietLogger, maxParallelism: 20 });
+  const job = pool.defineAction("job", (_c, n: number) => n);
+  await pool.configure({ maxParallelism: 20 });
+  await pool.enqueueActionBatch(
+    job,
+    Array.from({ length: 20 }, (_, i) => i),
+  );
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  cleanups.push(() => client.end());
+  const s = `"${schema}"`;
+  const claimed = await client.query<{ claimed: [string][] }>(`SELECT claimed FROM ${s}.claim('p', 'w', $1, $2, 20, NULL, NULL, NULL)`, [
+    T0,
+    T0 + 30_000,
+  ]);
+  const ids = claimed.rows[0]!.claimed.map((r) => r[0]);
+  const entry = { attempt: 1, startedAt: T0, endedAt: T0, outcome: "failed", error: { message: "boom" } };
+  // This transaction's use of the running index and of attempt_log_append(), counted by the server.
+  const usage = async () => {
+    const index = await client.query<{ n: string }>("SELECT pg_stat_get_xact_numscans($1::regclass) AS n", [`${s}.work_running`]);
+    const calls = await client.query<{ n: string }>(
+      "SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_xact_user_functions WHERE schemaname = $1 AND funcname = 'attempt_log_append'",
+      [schema],
+    );
+    return { runningIndexScans: Number(index.rows[0]!.n), appendCalls: Number(calls.rows[0]!.n) };
+  };
+  await client.query("BEGIN");
+  await client.query("SET LOCAL track_functions = 'all'");
+  // The counts read are those not yet sent to the server's statistics (the claim's too): differences count.
+  const before = await usage();
+  // Ten successes, then ten failures with an attempt-log entry each; no claim (p_limit 0).
+  const outcomes = (batch: string[], failed: boolean) =>
+    JSON.stringify(Object.fromEntries(batch.map((id) => [id, failed ? [1, "failed", "{}", null, entry] : [1, "success", "{}", null]])));
+  for (let i = 0; i < 6; i++) {
+    // More calls than the custom plans PostgreSQL makes before it settles on a generic one.
+    await client.query("SAVEPOINT again");
+    await client.query(`SELECT stale FROM ${s}.complete('p', $1, '{}', $2, 'ch', 'w', 0, 0, NULL, NULL, NULL)`, [
+      outcomes(ids.slice(0, 10), false),
+      T0,
+    ]);
+    if (i < 5) await client.query("ROLLBACK TO SAVEPOINT again");
+  }
+  const afterSuccesses = await usage();
+  expect(afterSuccesses).toEqual(before);
+  const failed = await client.query<{ stale: string[] }>(
+    `SELECT stale FROM ${s}.complete('p', $1, '{}', $2, 'ch', 'w', 0, 0, NULL, NULL, NULL)`,
+    [outcomes(ids.slice(10), true), T0],
+  );
+  expect(failed.rows[0]!.stale).toEqual([]);
+  expect((await usage()).appendCalls - afterSuccesses.appendCalls).toBe(10);
+  const logs = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.work WHERE attempt_log IS NOT NULL`);
+  expect(logs.rows[0]!.n).toBe(10);
+  await client.query("ROLLBACK");
+});

@@ -1,5 +1,6 @@
 -- p_log with p_entry appended, keeping the last 10; p_log itself when p_entry is NULL. One SELECT,
--- IMMUTABLE: the planner inlines it into the statements that write attempts.
+-- IMMUTABLE: the planner inlines it where the entry argument is cheap to repeat (a column or a cast);
+-- otherwise each call runs as a query of its own, so complete() calls it only for an entry.
 CREATE OR REPLACE FUNCTION :"schema".attempt_log_append(p_log JSONB, p_entry JSONB) RETURNS JSONB
 LANGUAGE sql IMMUTABLE
 AS $$

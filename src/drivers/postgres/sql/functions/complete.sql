@@ -40,11 +40,17 @@ BEGIN
                       THEN 'none' ELSE 'pending' END,
       oc_run_at = CASE WHEN w.on_complete IS NULL OR (p_outcomes -> w.id ->> 1 = 'retrying' AND NOT w.cancel_requested)
                        THEN NULL ELSE p_now END,
-      attempt_log = :"schema".attempt_log_append(w.attempt_log, CASE WHEN w.cancel_requested
-                      THEN jsonb_set(p_outcomes -> w.id -> 4, '{outcome}', '"canceled"') ELSE p_outcomes -> w.id -> 4 END),
+      -- Only an attempt that threw has an entry. attempt_log_append() is not inlined here (its entry
+      -- argument is too costly to repeat), so each call would parse and run it as its own query.
+      attempt_log = CASE WHEN p_outcomes -> w.id -> 4 IS NULL THEN w.attempt_log
+                    ELSE :"schema".attempt_log_append(w.attempt_log, CASE WHEN w.cancel_requested
+                      THEN jsonb_set(p_outcomes -> w.id -> 4, '{outcome}', '"canceled"') ELSE p_outcomes -> w.id -> 4 END) END,
       worker_id = NULL,
       lease_until = NULL
-    WHERE w.ctid = ANY(v_rows) AND w.state = 'running' AND w.attempt = (p_outcomes -> w.id ->> 0)::INTEGER
+    -- The state test is written so that no index predicate matches it: as w.state = 'running', the
+    -- generic plan scans the running index (every entry, live or dead until a vacuum) instead of
+    -- fetching the locked tuples by id.
+    WHERE w.ctid = ANY(v_rows) AND (w.state || '') = 'running' AND w.attempt = (p_outcomes -> w.id ->> 0)::INTEGER
     RETURNING w.id, CASE WHEN w.cancel_requested THEN 'canceled' ELSE p_outcomes -> w.id ->> 1 END AS status
   )
   SELECT array_agg(upd.id), array_agg(upd.id) FILTER (WHERE upd.status = 'canceled'),
