@@ -110,7 +110,7 @@ test("stats_shard() is inlined: the plan of the counters' insert computes the sh
 });
 
 test("complete() finds a batch's rows by tuple id, not through the running index, and runs attempt_log_append() only for attempts that threw", async () => {
-  const { schema, store } = freshStore(cleanups);
+  const { schema, store } = await openTestStore("postgres", { connections: "own", migrate: false, cleanups });
   const pool = new Workpool(store, { name: "p", clock: new ManualClock(T0), logger: quietLogger, maxParallelism: 20 });
   const job = pool.defineAction("job", (_c, n: number) => n);
   await pool.configure({ maxParallelism: 20 });
