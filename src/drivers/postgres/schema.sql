@@ -91,7 +91,7 @@ BEGIN
   -- Keys take turns (pick_turns()); work without keys is taken set-based in claim order, and no per-key
   -- limit applies to it.
   IF v_free > 0 THEN
-    IF NOT :"schema".keyed_pending(p_pool) THEN
+    IF NOT :"schema".keyed_pending(p_pool, p_after_priority) THEN
       v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
     ELSE
       IF v_key_rate IS NOT NULL THEN
@@ -261,13 +261,20 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION :"schema".keyed_pending(p_pool text) RETURNS boolean
+CREATE FUNCTION :"schema".keyed_pending(p_pool text, p_from integer) RETURNS boolean
     LANGUAGE plpgsql STABLE
     AS $$
 #variable_conflict use_column
 DECLARE
-  v_prio INTEGER := :"schema".next_priority(p_pool, NULL);
+  v_prio INTEGER;
 BEGIN
+  IF p_from IS NOT NULL AND NOT EXISTS (
+      SELECT 1 FROM :"schema".work w
+      WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority < p_from) THEN
+    v_prio := p_from;
+  ELSE
+    v_prio := :"schema".next_priority(p_pool, NULL);
+  END IF;
   WHILE v_prio IS NOT NULL LOOP
     IF EXISTS (SELECT 1 FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked
                AND w.priority = v_prio AND w.key IS NOT NULL) THEN

@@ -78,7 +78,7 @@ BEGIN
   -- Keys take turns (pick_turns()); work without keys is taken set-based in claim order, and no per-key
   -- limit applies to it.
   IF v_free > 0 THEN
-    IF NOT :"schema".keyed_pending(p_pool) THEN
+    IF NOT :"schema".keyed_pending(p_pool, p_after_priority) THEN
       v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
     ELSE
       IF v_key_rate IS NOT NULL THEN
