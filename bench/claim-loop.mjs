@@ -7,8 +7,11 @@
 // notes/priorities-keys.md.
 //
 //   node claim-loop.mjs [--builds=../dist,<another build's dist>] [--keys=0] [--batch=10] [--block=200] [--rounds=8]
+//                       [--vacuum-every=10000]
 //
 // --keys=N spreads the backlog over N keys (no per-key limit); 0: work without keys.
+// --vacuum-every: VACUUM a build's table between blocks once this many jobs were claimed since
+// its last one, as the store's maintenance does by default (0: never); not timed.
 // Needs `npm run build` at the repository root. PostgreSQL: BENCH_PG_URL as for the bench.
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -23,6 +26,7 @@ const KEYS = Number(args.keys ?? 0);
 const BATCH = Number(args.batch ?? 10);
 const BLOCK = Number(args.block ?? 200);
 const ROUNDS = Number(args.rounds ?? 8);
+const VACUUM_EVERY = Number(args["vacuum-every"] ?? 10_000);
 const POOL = "loop";
 const T0 = Date.UTC(2030, 0, 1);
 
@@ -67,7 +71,7 @@ async function prepare(dist, i) {
   await client.query("SET synchronous_commit = off");
   const s = `"${schema}"`;
   const first = await client.query(`SELECT claimed FROM ${s}.claim($1, 'w', $2, $3, $4, NULL, NULL, NULL)`, [POOL, T0, T0 + 60_000, BATCH]);
-  return { schema, store, pool, client, s, held: first.rows[0].claimed ?? [], last: null, fromHeadAt: 0 };
+  return { schema, store, pool, client, s, held: first.rows[0].claimed ?? [], last: null, fromHeadAt: 0, sinceVacuum: 0 };
 }
 
 /**
@@ -109,7 +113,14 @@ const times = all.map(() => []);
 for (let r = 0; r < ROUNDS; r++) {
   // Alternate which build goes first, so neither always follows the other.
   const order = r % 2 ? [...all.keys()].reverse() : [...all.keys()];
-  for (const i of order) times[i].push(await block(all[i]));
+  for (const i of order) {
+    times[i].push(await block(all[i]));
+    all[i].sinceVacuum += BATCH * BLOCK;
+    if (VACUUM_EVERY && all[i].sinceVacuum >= VACUUM_EVERY) {
+      await all[i].client.query(`VACUUM ${all[i].s}.work`);
+      all[i].sinceVacuum = 0;
+    }
+  }
   console.log(`round ${r + 1}: ${times.map((t) => `${t.at(-1).toFixed(1)} µs/job`).join("  ")}`);
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -88,12 +88,10 @@ BEGIN
       PERFORM :"schema".unpark_keys(p_pool, v_freed, v_keys, v_per_key);
     END IF;
   END IF;
-  -- Keys take turns (pick_turns()); work without keys is taken set-based in claim order, and no per-key
-  -- limit applies to it.
+  -- Work without keys is taken set-based in claim order (no per-key limit applies to it); keys take turns.
   IF v_free > 0 THEN
-    IF NOT :"schema".keyed_pending(p_pool, p_after_priority) THEN
-      v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
-    ELSE
+    v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
+    IF v_rows IS NULL THEN
       IF v_key_rate IS NOT NULL THEN
         SELECT coalesce(jsonb_object_agg(k.key, k.n), '{}') INTO v_started FROM (
           SELECT s.key, count(*) AS n FROM :"schema".starts s
@@ -261,31 +259,6 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION :"schema".keyed_pending(p_pool text, p_from integer) RETURNS boolean
-    LANGUAGE plpgsql STABLE
-    AS $$
-#variable_conflict use_column
-DECLARE
-  v_prio INTEGER;
-BEGIN
-  IF p_from IS NOT NULL AND NOT EXISTS (
-      SELECT 1 FROM :"schema".work w
-      WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority < p_from) THEN
-    v_prio := p_from;
-  ELSE
-    v_prio := :"schema".next_priority(p_pool, NULL);
-  END IF;
-  WHILE v_prio IS NOT NULL LOOP
-    IF EXISTS (SELECT 1 FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked
-               AND w.priority = v_prio AND w.key IS NOT NULL) THEN
-      RETURN TRUE;
-    END IF;
-    v_prio := :"schema".next_priority(p_pool, v_prio);
-  END LOOP;
-  RETURN FALSE;
-END
-$$;
-
 CREATE FUNCTION :"schema".next_priority(p_pool text, p_after integer) RETURNS integer
     LANGUAGE plpgsql STABLE
     AS $$
@@ -364,6 +337,12 @@ BEGIN
     v_prio := :"schema".next_priority(p_pool, NULL);
   END IF;
   WHILE v_prio IS NOT NULL LOOP
+    -- Work with keys at this priority: they take turns (pick_turns()). One probe of work_ready_key, which
+    -- holds keys first within a priority, so it stops at the first entry.
+    IF EXISTS (SELECT 1 FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked
+               AND w.priority = v_prio AND w.key IS NOT NULL) THEN
+      RETURN NULL;
+    END IF;
     IF p_after_id IS NOT NULL AND v_prio = p_after_priority THEN
       v_rows := v_rows || ARRAY(SELECT w.ctid FROM :"schema".work w
         WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now

@@ -75,12 +75,10 @@ BEGIN
       PERFORM :"schema".unpark_keys(p_pool, v_freed, v_keys, v_per_key);
     END IF;
   END IF;
-  -- Keys take turns (pick_turns()); work without keys is taken set-based in claim order, and no per-key
-  -- limit applies to it.
+  -- Work without keys is taken set-based in claim order (no per-key limit applies to it); keys take turns.
   IF v_free > 0 THEN
-    IF NOT :"schema".keyed_pending(p_pool, p_after_priority) THEN
-      v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
-    ELSE
+    v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
+    IF v_rows IS NULL THEN
       IF v_key_rate IS NOT NULL THEN
         SELECT coalesce(jsonb_object_agg(k.key, k.n), '{}') INTO v_started FROM (
           SELECT s.key, count(*) AS n FROM :"schema".starts s
