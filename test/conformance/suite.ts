@@ -17,6 +17,7 @@ import { defineBadInputTests } from "./bad-input.js";
 import { defineJamProofTests } from "./jam-proof.js";
 import { definePriorityTests } from "./priority.js";
 import { defineKeyTests } from "./keys.js";
+import { defineFairTurnTests } from "./fair-turns.js";
 import { defineKeyProcessTests } from "./keys-processes.js";
 import { defineUniqueKeyTests } from "./unique.js";
 import { defineKeysInputTests } from "./keys-input.js";
@@ -55,6 +56,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineJamProofTests(harness);
     definePriorityTests(harness);
     defineKeyTests(harness);
+    defineFairTurnTests(harness);
     defineKeyProcessTests(harness);
     defineUniqueKeyTests(harness);
     defineKeysInputTests(harness);

@@ -8,7 +8,7 @@
 import type { WorkRow } from "../../src/driver/driver.js";
 import type { RunResult, Status } from "../../src/types.js";
 import { checkClaimTimes, checkLosses, type LostAbort } from "./attempt-checks.js";
-import { checkClaimOrder } from "./claim-order.js";
+import { checkClaimOrder, checkKeyTurns } from "./claim-order.js";
 import type { ClaimSeen, HeartbeatSeen } from "./faulty-driver.js";
 import { LimitChecker } from "./limits.js";
 import { RateLimitChecker } from "./rate-limits.js";
@@ -143,6 +143,7 @@ export class Checker {
     this.limits.check(step, rows, config);
     this.rates.check(obs.claims, snapshot.rates);
     checkClaimOrder(obs.claims, rows, snapshot, this.label);
+    checkKeyTurns(obs.claims, rows, snapshot, this.label);
     for (const { id, status } of obs.statuses) this.checkStatus(id, status, byId.get(id));
   }
 

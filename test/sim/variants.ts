@@ -143,6 +143,28 @@ export const VARIANTS: readonly Variant[] = [
       })),
   },
   {
+    name: "claim-skips-a-turn",
+    bug: "a claim hands back the one row a key got while another key of its priority got two",
+    caughtBy: ["key-turns"],
+    wrap: (d) =>
+      override(d, (real) => ({
+        async claim(pool, opts) {
+          // One row more than asked, so the claim stays within its limit after the hand-back.
+          const res = await real.claim(pool, { ...opts, limit: opts.limit + 1 });
+          const rows = res.claimed;
+          const turns = new Map<string, WorkRow[]>();
+          for (const r of rows) turns.set(`${r.priority}:${r.key}`, [...(turns.get(`${r.priority}:${r.key}`) ?? []), r]);
+          const once = [...turns.values()].find(
+            ([r, two]) => !two && [...turns.values()].some(([o, second]) => second && o!.priority === r!.priority),
+          );
+          const back = once ? once[0]! : rows.length > opts.limit ? rows.at(-1)! : null;
+          if (!back) return res;
+          await real.transaction((ops) => ops.release([{ id: back.id, attempt: back.attempt }], res.now));
+          return { ...res, claimed: rows.filter((r) => r !== back), running: res.running - 1 };
+        },
+      })),
+  },
+  {
     name: "no-attempt-fence",
     bug: "a driver's complete() writes an outcome whatever attempt the row is on",
     caughtBy: ["fenced", "finish-once", "cancel-final"],

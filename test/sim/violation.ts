@@ -13,6 +13,7 @@ export type InvariantName =
   | "parallelism"
   | "key-parallelism"
   | "priority-order"
+  | "key-turns"
   | "rate-limit"
   | "claim-time"
   | "cancel-final"

@@ -88,17 +88,17 @@ BEGIN
       PERFORM :"schema".unpark_keys(p_pool, v_freed, v_keys, v_per_key);
     END IF;
   END IF;
+  -- Work without keys is taken set-based in claim order (no per-key limit applies to it); keys take turns.
   IF v_free > 0 THEN
-    IF v_key_rate IS NOT NULL THEN
-      SELECT coalesce(jsonb_object_agg(k.key, k.n), '{}') INTO v_started FROM (
-        SELECT s.key, count(*) AS n FROM :"schema".starts s
-        WHERE s.pool = p_pool AND s.key IS NOT NULL AND s.at > p_now - v_key_period GROUP BY s.key) k;
+    v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
+    IF v_rows IS NULL THEN
+      IF v_key_rate IS NOT NULL THEN
+        SELECT coalesce(jsonb_object_agg(k.key, k.n), '{}') INTO v_started FROM (
+          SELECT s.key, count(*) AS n FROM :"schema".starts s
+          WHERE s.pool = p_pool AND s.key IS NOT NULL AND s.at > p_now - v_key_period GROUP BY s.key) k;
+      END IF;
       SELECT r.rows, r.open_at INTO v_rows, v_key_opens
-      FROM :"schema".pick_rated(p_pool, p_now, v_free, v_keys, v_per_key, v_key_rate, v_key_period, v_started) r;
-    ELSIF v_keys IS NULL THEN
-      v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
-    ELSE
-      v_rows := :"schema".pick_keyed(p_pool, p_now, v_free, v_keys, v_per_key);
+      FROM :"schema".pick_turns(p_pool, p_now, v_free, v_keys, v_per_key, v_key_rate, v_key_period, v_started) r;
     END IF;
   END IF;
   IF cardinality(v_rows) > 0 THEN
@@ -327,45 +327,6 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION :"schema".pick_keyed(p_pool text, p_now bigint, p_free integer, p_limit integer, p_running jsonb) RETURNS tid[]
-    LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    SET enable_seqscan TO 'off'
-    SET enable_bitmapscan TO 'off'
-    SET enable_sort TO 'off'
-    AS $$
-#variable_conflict use_column
-DECLARE
-  v_rows TID[] := '{}';
-  v_park TID[] := '{}';
-  v_taken TEXT[] := '{}';
-  v_prio INTEGER := :"schema".next_priority(p_pool, NULL);
-  r RECORD;
-BEGIN
-  WHILE v_prio IS NOT NULL AND cardinality(v_rows) < p_free LOOP
-    FOR r IN SELECT w.ctid, w.key FROM :"schema".work w
-             WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
-             ORDER BY w.run_at, w.id FOR UPDATE SKIP LOCKED LOOP
-      IF r.key IS NULL
-         OR coalesce((p_running ->> r.key)::INTEGER, 0) + cardinality(array_positions(v_taken, r.key)) < p_limit THEN
-        v_rows := v_rows || r.ctid;
-        IF r.key IS NOT NULL THEN
-          v_taken := v_taken || r.key;
-        END IF;
-        EXIT WHEN cardinality(v_rows) >= p_free;
-      ELSE
-        v_park := v_park || r.ctid;
-      END IF;
-    END LOOP;
-    v_prio := :"schema".next_priority(p_pool, v_prio);
-  END LOOP;
-  IF cardinality(v_park) > 0 THEN
-    UPDATE :"schema".work w SET parked = TRUE WHERE w.ctid = ANY(v_park);
-  END IF;
-  RETURN v_rows;
-END
-$$;
-
 CREATE FUNCTION :"schema".pick_plain(p_pool text, p_now bigint, p_free integer, p_after_priority integer, p_after_run_at bigint, p_after_id text) RETURNS tid[]
     LANGUAGE plpgsql
     AS $$
@@ -382,6 +343,12 @@ BEGIN
     v_prio := :"schema".next_priority(p_pool, NULL);
   END IF;
   WHILE v_prio IS NOT NULL LOOP
+    -- Work with keys at this priority: they take turns (pick_turns()). One probe of work_ready_key, which
+    -- holds keys first within a priority, so it stops at the first entry.
+    IF EXISTS (SELECT 1 FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked
+               AND w.priority = v_prio AND w.key IS NOT NULL) THEN
+      RETURN NULL;
+    END IF;
     IF p_after_id IS NOT NULL AND v_prio = p_after_priority THEN
       v_rows := v_rows || ARRAY(SELECT w.ctid FROM :"schema".work w
         WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
@@ -405,7 +372,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION :"schema".pick_rated(p_pool text, p_now bigint, p_free integer, p_limit integer, p_running jsonb, p_rate integer, p_period bigint, p_started jsonb, OUT rows tid[], OUT open_at bigint) RETURNS record
+CREATE FUNCTION :"schema".pick_turns(p_pool text, p_now bigint, p_free integer, p_limit integer, p_running jsonb, p_rate integer, p_period bigint, p_started jsonb, OUT rows tid[], OUT open_at bigint) RETURNS record
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     SET enable_seqscan TO 'off'
@@ -414,40 +381,158 @@ CREATE FUNCTION :"schema".pick_rated(p_pool text, p_now bigint, p_free integer, 
     AS $$
 #variable_conflict use_column
 DECLARE
-  v_park TID[] := '{}';
+  v_prio INTEGER := :"schema".next_priority(p_pool, NULL);
+  v_turn TEXT;
+  v_start TEXT;
   v_taken TEXT[] := '{}';
   v_held TEXT[] := '{}';
-  v_prio INTEGER := :"schema".next_priority(p_pool, NULL);
+  v_misses INTEGER := 0;
+  v_budget INTEGER := p_free + 16;
+  -- The walk of the first round: 1 keys after v_start, 2 work without a key, 3 keys up to v_start
+  -- (after wrapping), 4 done after work without a key (v_start NULL: nothing to wrap to).
+  v_walking BOOLEAN;
+  v_seg INTEGER;
+  v_pos TEXT;
+  -- The keys served (NULL: work without a key) and the last row each took: this round's, the next's.
+  v_keys TEXT[];
+  v_runs BIGINT[];
+  v_ids TEXT[];
+  v_next_keys TEXT[];
+  v_next_runs BIGINT[];
+  v_next_ids TEXT[];
+  v_i INTEGER;
+  v_key TEXT;
+  v_after_run BIGINT;
+  v_after_id TEXT;
   v_n INTEGER;
-  r RECORD;
+  v_ctid TID;
+  v_run BIGINT;
+  v_id TEXT;
 BEGIN
   rows := '{}';
-  WHILE v_prio IS NOT NULL AND cardinality(rows) < p_free LOOP
-    FOR r IN SELECT w.ctid, w.key FROM :"schema".work w
-             WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
-             ORDER BY w.run_at, w.id FOR UPDATE SKIP LOCKED LOOP
-      IF r.key IS NULL THEN
-        rows := rows || r.ctid;
-      ELSE
-        v_n := cardinality(array_positions(v_taken, r.key));
-        IF p_limit IS NOT NULL AND coalesce((p_running ->> r.key)::INTEGER, 0) + v_n >= p_limit THEN
-          v_park := v_park || r.ctid;
-        ELSIF coalesce((p_started ->> r.key)::INTEGER, 0) + v_n >= p_rate THEN
-          IF r.key <> ALL(v_held) THEN
-            v_held := v_held || r.key;
+  SELECT p.turn_key INTO v_turn FROM :"schema".pools p WHERE p.name = p_pool;
+  WHILE v_prio IS NOT NULL AND cardinality(rows) < p_free AND v_misses < v_budget LOOP
+    IF NOT EXISTS (SELECT 1 FROM :"schema".work w WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked
+                   AND w.priority = v_prio AND w.key IS NOT NULL) THEN
+      -- key IS NULL: a keyed row committed since the check is left for the next claim, not taken unchecked.
+      rows := rows || ARRAY(SELECT w.ctid FROM :"schema".work w
+        WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio AND w.run_at <= p_now
+          AND w.key IS NULL
+        ORDER BY w.run_at, w.id LIMIT p_free - cardinality(rows) FOR UPDATE SKIP LOCKED);
+    ELSE
+      v_start := v_turn;
+      v_pos := v_turn;
+      v_walking := TRUE;
+      v_seg := 1;
+      v_keys := '{}';
+      v_runs := '{}';
+      v_ids := '{}';
+      v_next_keys := '{}';
+      v_next_runs := '{}';
+      v_next_ids := '{}';
+      v_i := 1;
+      LOOP
+        EXIT WHEN cardinality(rows) >= p_free;
+        IF v_walking THEN
+          IF v_misses >= v_budget OR v_seg = 4 THEN
+            v_walking := FALSE;
+            CONTINUE;
+          ELSIF v_seg = 2 THEN
+            v_key := NULL;
+            v_seg := CASE WHEN v_start IS NULL THEN 4 ELSE 3 END;
+            v_pos := NULL;
+          ELSE
+            IF v_pos IS NULL THEN
+              v_key := (SELECT w.key FROM :"schema".work w
+                        WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio
+                          AND w.key IS NOT NULL ORDER BY w.key LIMIT 1);
+            ELSE
+              v_key := (SELECT w.key FROM :"schema".work w
+                        WHERE w.pool = p_pool AND w.state = 'pending' AND NOT w.parked AND w.priority = v_prio
+                          AND w.key > v_pos ORDER BY w.key LIMIT 1);
+            END IF;
+            IF v_key IS NULL OR (v_seg = 3 AND v_key > v_start) THEN
+              IF v_seg = 1 THEN
+                v_seg := 2;
+              ELSE
+                v_walking := FALSE;
+              END IF;
+              CONTINUE;
+            END IF;
+            v_pos := v_key;
           END IF;
+          v_after_run := NULL;
+          v_after_id := NULL;
+          -- Looked at: the next claim starts after this key even if it takes nothing here.
+          v_turn := v_key;
         ELSE
-          rows := rows || r.ctid;
-          v_taken := v_taken || r.key;
+          IF v_i > cardinality(v_keys) THEN
+            EXIT WHEN cardinality(v_next_keys) = 0;
+            v_keys := v_next_keys;
+            v_runs := v_next_runs;
+            v_ids := v_next_ids;
+            v_next_keys := '{}';
+            v_next_runs := '{}';
+            v_next_ids := '{}';
+            v_i := 1;
+          END IF;
+          v_key := v_keys[v_i];
+          v_after_run := v_runs[v_i];
+          v_after_id := v_ids[v_i];
+          v_i := v_i + 1;
         END IF;
-      END IF;
-      EXIT WHEN cardinality(rows) >= p_free;
-    END LOOP;
+        -- The key's turn.
+        v_n := CASE WHEN v_key IS NULL THEN 0 ELSE cardinality(array_positions(v_taken, v_key)) END;
+        v_ctid := NULL;
+        IF v_key IS NOT NULL AND p_limit IS NOT NULL AND coalesce((p_running ->> v_key)::INTEGER, 0) + v_n >= p_limit THEN
+          -- Rows this claim took are still pending: they stay out.
+          UPDATE :"schema".work w SET parked = TRUE WHERE w.ctid = ANY(ARRAY(
+            SELECT x.ctid FROM :"schema".work x
+            WHERE x.pool = p_pool AND x.state = 'pending' AND NOT x.parked AND x.priority = v_prio AND x.key = v_key
+              AND x.run_at <= p_now AND x.ctid <> ALL(rows)
+            FOR UPDATE SKIP LOCKED));
+        ELSIF v_key IS NOT NULL AND p_rate IS NOT NULL AND coalesce((p_started ->> v_key)::INTEGER, 0) + v_n >= p_rate THEN
+          IF v_key <> ALL(v_held) THEN
+            v_held := v_held || v_key;
+          END IF;
+        ELSIF v_key IS NULL AND v_after_id IS NULL THEN
+          SELECT x.ctid, x.run_at, x.id INTO v_ctid, v_run, v_id FROM :"schema".work x
+          WHERE x.pool = p_pool AND x.state = 'pending' AND NOT x.parked AND x.priority = v_prio AND x.key IS NULL
+            AND x.run_at <= p_now
+          ORDER BY x.run_at, x.id LIMIT 1 FOR UPDATE SKIP LOCKED;
+        ELSIF v_key IS NULL THEN
+          SELECT x.ctid, x.run_at, x.id INTO v_ctid, v_run, v_id FROM :"schema".work x
+          WHERE x.pool = p_pool AND x.state = 'pending' AND NOT x.parked AND x.priority = v_prio AND x.key IS NULL
+            AND x.run_at <= p_now AND (x.run_at, x.id) > (v_after_run, v_after_id)
+          ORDER BY x.run_at, x.id LIMIT 1 FOR UPDATE SKIP LOCKED;
+        ELSIF v_after_id IS NULL THEN
+          SELECT x.ctid, x.run_at, x.id INTO v_ctid, v_run, v_id FROM :"schema".work x
+          WHERE x.pool = p_pool AND x.state = 'pending' AND NOT x.parked AND x.priority = v_prio AND x.key = v_key
+            AND x.run_at <= p_now
+          ORDER BY x.run_at, x.id LIMIT 1 FOR UPDATE SKIP LOCKED;
+        ELSE
+          SELECT x.ctid, x.run_at, x.id INTO v_ctid, v_run, v_id FROM :"schema".work x
+          WHERE x.pool = p_pool AND x.state = 'pending' AND NOT x.parked AND x.priority = v_prio AND x.key = v_key
+            AND x.run_at <= p_now AND (x.run_at, x.id) > (v_after_run, v_after_id)
+          ORDER BY x.run_at, x.id LIMIT 1 FOR UPDATE SKIP LOCKED;
+        END IF;
+        IF v_ctid IS NOT NULL THEN
+          rows := rows || v_ctid;
+          IF v_key IS NOT NULL THEN
+            v_taken := v_taken || v_key;
+          END IF;
+          v_next_keys := v_next_keys || v_key;
+          v_next_runs := v_next_runs || v_run;
+          v_next_ids := v_next_ids || v_id;
+          v_turn := v_key;
+        ELSIF v_walking THEN
+          v_misses := v_misses + 1;
+        END IF;
+      END LOOP;
+    END IF;
     v_prio := :"schema".next_priority(p_pool, v_prio);
   END LOOP;
-  IF cardinality(v_park) > 0 THEN
-    UPDATE :"schema".work w SET parked = TRUE WHERE w.ctid = ANY(v_park);
-  END IF;
+  UPDATE :"schema".pools p SET turn_key = v_turn WHERE p.name = p_pool AND p.turn_key IS DISTINCT FROM v_turn;
   IF cardinality(v_held) > 0 THEN
     SELECT min(s.at) + p_period INTO open_at FROM :"schema".starts s
     WHERE s.pool = p_pool AND s.key = ANY(v_held) AND s.at > p_now - p_period;
@@ -563,7 +648,8 @@ CREATE TABLE :"schema".pools (
     rate_limit integer,
     rate_period_ms bigint,
     key_rate_limit integer,
-    key_rate_period_ms bigint
+    key_rate_period_ms bigint,
+    turn_key text
 );
 
 CREATE TABLE :"schema".schedules (
@@ -733,6 +819,8 @@ CREATE INDEX work_on_complete ON :"schema".work USING btree (pool, oc_run_at) WH
 CREATE INDEX work_parked ON :"schema".work USING btree (pool, key, priority, run_at, id) WHERE (((state)::text = 'pending'::text) AND parked);
 
 CREATE INDEX work_ready ON :"schema".work USING btree (pool, priority, run_at, id) WHERE (((state)::text = 'pending'::text) AND (NOT parked));
+
+CREATE INDEX work_ready_key ON :"schema".work USING btree (pool, priority, key, run_at, id) WHERE (((state)::text = 'pending'::text) AND (NOT parked));
 
 CREATE INDEX work_retrying ON :"schema".work USING btree (pool, id) WHERE (((state)::text = 'pending'::text) AND (attempt > 0));
 

@@ -2,12 +2,13 @@
  * The SQLite claim: due work moved to `running` under the write lock the caller holds,
  * within the pool's maxParallelism and, when the pool sets one, its per-key limit.
  *
- * Order: lowest priority first, then earliest run_at, then id. The claim walks one
- * priority at a time, each as the index range `run_at <= now` of (pool, priority, run_at),
- * so work scheduled for later is never walked, whatever its priority.
+ * Order: lowest priority first; within a priority, when pending work has keys, each key
+ * with due work takes one row in turn (turns.ts), else earliest run_at, then id. The claim
+ * walks one priority at a time, each as the index range `run_at <= now`, so work
+ * scheduled for later is never walked, whatever its priority.
  *
- * Per-key limit: a row whose key is at its limit (running attempts plus rows this claim
- * took) is *parked*: it leaves the claim's index, so the backlog of a key at its limit is
+ * Per-key limit: a key at its limit (running attempts plus rows this claim took) has its
+ * due rows *parked*: they leave the claim's indexes, so the backlog of a key at its limit is
  * walked once rather than by every claim, and the claim goes on to other keys. When an
  * attempt of a key leaves `running`, a trigger notes the key in workpool_freed_keys; the
  * next claim gives back as many of its parked rows, in claim order, as it has room for.
@@ -32,6 +33,7 @@ import { POOL_SQL, toPoolConfig, type SqlitePoolRow } from "./pools.js";
 import { RateWindow } from "./rate-limits.js";
 import { CLAIMED_COLUMNS, toClaimedRow, type SqliteClaimedRow } from "./rows.js";
 import { prepared, type Prepared } from "./statements.js";
+import { KeyTurns } from "./turns.js";
 
 const SQL = {
   runningKeys: `SELECT key, count(*) AS n FROM workpool_work WHERE pool = ? AND state = 'running' AND key IS NOT NULL GROUP BY key`,
@@ -46,13 +48,10 @@ const SQL = {
       WHERE pool = @pool AND state = 'pending' AND parked = 0 AND priority = @priority AND run_at <= @now
       ORDER BY run_at, id LIMIT @limit)
     RETURNING ${CLAIMED_COLUMNS}`,
-  dueIn: `SELECT id, key FROM workpool_work
-    WHERE pool = ? AND state = 'pending' AND parked = 0 AND priority = ? AND run_at <= ? ORDER BY run_at, id`,
   claimIds: `UPDATE workpool_work
     SET state = 'running', attempt = attempt + 1, worker_id = @worker, lease_until = @lease_until, started_at = @now, unique_key = NULL
     WHERE id IN (SELECT value FROM json_each(@ids))
     RETURNING ${CLAIMED_COLUMNS}`,
-  park: `UPDATE workpool_work SET parked = 1 WHERE id IN (SELECT value FROM json_each(?))`,
   takeFreedKeys: `DELETE FROM workpool_freed_keys WHERE pool = ? RETURNING key`,
   unparkKey: `UPDATE workpool_work SET parked = 0 WHERE id IN (
     SELECT id FROM workpool_work WHERE pool = ? AND key = ? AND state = 'pending' AND parked = 1 ORDER BY priority, run_at, id LIMIT ?)`,
@@ -63,10 +62,12 @@ const SQL = {
 export class SqliteClaim {
   private readonly sql: Prepared<typeof SQL>;
   private readonly pools: Prepared<typeof POOL_SQL>;
+  private readonly turns: KeyTurns;
 
   constructor(private readonly db: Database) {
     this.sql = prepared(db, SQL);
     this.pools = prepared(db, POOL_SQL);
+    this.turns = new KeyTurns(db);
   }
 
   /**
@@ -87,11 +88,12 @@ export class SqliteClaim {
     if (perKey) this.unparkFreed(pool, config, perKey);
     // With no per-key limit nothing is parked: the keys the trigger noted are of no use.
     else this.sql.takeFreedKeys.run(pool);
+    // Work without keys is taken set-based in claim order; keys take turns.
     const claimed =
       free === 0
         ? []
-        : perKey || rate?.keyed
-          ? this.claimKeyed(pool, opts, free, config, perKey ?? new Map(), rate)
+        : this.turns.keyedPending(pool, this.priorities(pool))
+          ? this.claimTurns(pool, opts, free, config, perKey ?? new Map(), rate)
           : this.claimPlain(pool, opts, free);
     claimed.sort(byClaimOrder);
     let next = claimed.length < free ? this.nextRunAt(pool) : null;
@@ -137,12 +139,8 @@ export class SqliteClaim {
     }
   }
 
-  /**
-   * Under a per-key limit or per-key rate limit: walks due work in claim order, taking a row
-   * while its key has room, parking it when its key is at its parallelism and passing it over
-   * when its key is at its rate limit, until `free` rows are taken.
-   */
-  private claimKeyed(
+  /** Keys in turn (turns.ts), then the rows taken moved to running. */
+  private claimTurns(
     pool: string,
     opts: ClaimAt,
     free: number,
@@ -151,25 +149,7 @@ export class SqliteClaim {
     rate: RateWindow | null,
   ): WorkRow[] {
     const limit = config.keyParallelism ?? Infinity;
-    const take: string[] = [];
-    const park: string[] = [];
-    for (const priority of this.priorities(pool)) {
-      // Collected first: the connection runs no other statement while an iterator is open.
-      for (const r of this.sql.dueIn.iterate(pool, priority, opts.now) as IterableIterator<{ id: string; key: string | null }>) {
-        if (r.key === null) take.push(r.id);
-        else {
-          const n = perKey.get(r.key) ?? 0;
-          if (n >= limit) park.push(r.id);
-          else if (!rate || rate.take(r.key)) {
-            take.push(r.id);
-            perKey.set(r.key, n + 1);
-          }
-        }
-        if (take.length >= free) break;
-      }
-      if (take.length >= free) break;
-    }
-    if (park.length) this.sql.park.run(JSON.stringify(park));
+    const take = this.turns.pick(pool, this.priorities(pool), { opts, free, limit, perKey, rate });
     if (!take.length) return [];
     const params = { ids: JSON.stringify(take), worker: opts.workerId, now: opts.now, lease_until: opts.leaseUntil };
     return (this.sql.claimIds.all(params) as SqliteClaimedRow[]).map((r) => toClaimedRow(r, pool, opts));

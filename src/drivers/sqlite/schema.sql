@@ -29,7 +29,10 @@ CREATE TABLE workpool_pools (
   rate_limit         INTEGER,
   rate_period_ms     INTEGER,
   key_rate_limit     INTEGER,
-  key_rate_period_ms INTEGER
+  key_rate_period_ms INTEGER,
+  -- The key whose turn the last claim gave last (NULL: work without a key, or none yet): the next claim
+  -- gives turns from the key after it (see turns.ts).
+  turn_key           TEXT
 ) WITHOUT ROWID;
 
 CREATE TABLE workpool_schedules (
@@ -182,6 +185,8 @@ CREATE INDEX workpool_work_on_complete ON workpool_work (pool, oc_run_at) WHERE 
 CREATE INDEX workpool_work_parked ON workpool_work (pool, key, priority, run_at) WHERE state = 'pending' AND parked = 1;
 
 CREATE INDEX workpool_work_ready ON workpool_work (pool, priority, run_at) WHERE state = 'pending' AND parked = 0;
+
+CREATE INDEX workpool_work_ready_key ON workpool_work (pool, priority, key, run_at) WHERE state = 'pending' AND parked = 0;
 
 CREATE INDEX workpool_work_retrying ON workpool_work (pool) WHERE state = 'pending' AND attempt > 0;
 

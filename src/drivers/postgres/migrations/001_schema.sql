@@ -26,7 +26,10 @@ CREATE TABLE :"schema".pools (
   rate_limit         INTEGER,
   rate_period_ms     BIGINT,
   key_rate_limit     INTEGER,
-  key_rate_period_ms BIGINT
+  key_rate_period_ms BIGINT,
+  -- The key whose turn the last claim gave last (NULL: work without a key, or none yet): the next claim
+  -- gives turns from the key after it (see pick_turns()).
+  turn_key           TEXT
 );
 
 -- Cumulative counters for the periodic report, spread over shards (see stats_shard()) and summed on
@@ -99,6 +102,8 @@ CREATE TABLE :"schema".work (
 -- Claim: due pending work of a pool that is not parked, one priority at a time, each as the range
 -- run_at <= now in (run_at, id) order, so work scheduled for later is never walked; also the next run_at.
 CREATE INDEX work_ready ON :"schema".work (pool, priority, run_at, id) WHERE state = 'pending' AND NOT parked;
+-- The same work by key: the next key with work (one probe), and each key's head, for the claim's turns.
+CREATE INDEX work_ready_key ON :"schema".work (pool, priority, key, run_at, id) WHERE state = 'pending' AND NOT parked;
 -- Parked work of one key, in claim order: what a claim gives back once the key has room again.
 CREATE INDEX work_parked ON :"schema".work (pool, key, priority, run_at, id) WHERE state = 'pending' AND parked;
 -- Running count and lease rescue.

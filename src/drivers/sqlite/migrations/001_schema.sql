@@ -14,7 +14,10 @@ CREATE TABLE workpool_pools (
   rate_limit         INTEGER,
   rate_period_ms     INTEGER,
   key_rate_limit     INTEGER,
-  key_rate_period_ms INTEGER
+  key_rate_period_ms INTEGER,
+  -- The key whose turn the last claim gave last (NULL: work without a key, or none yet): the next claim
+  -- gives turns from the key after it (see turns.ts).
+  turn_key           TEXT
 ) WITHOUT ROWID;
 
 -- Cumulative counters for the periodic report.
@@ -87,6 +90,8 @@ CREATE TABLE workpool_work (
 -- Claim: due pending work of a pool that is not parked, one priority at a time, each in (run_at, id)
 -- order as the range run_at <= now (so work scheduled for later is never walked); also the next run_at.
 CREATE INDEX workpool_work_ready ON workpool_work (pool, priority, run_at) WHERE state = 'pending' AND parked = 0;
+-- The same work by key: the next key with work (one probe), and each key's head, for the claim's turns.
+CREATE INDEX workpool_work_ready_key ON workpool_work (pool, priority, key, run_at) WHERE state = 'pending' AND parked = 0;
 -- Parked work of one key, in claim order: what a claim gives back once the key has room again.
 CREATE INDEX workpool_work_parked ON workpool_work (pool, key, priority, run_at) WHERE state = 'pending' AND parked = 1;
 -- Running count and lease rescue.

@@ -1,7 +1,8 @@
--- Claims up to p_limit due pending rows of a pool for p_worker in the caller's transaction, lowest priority,
--- then run_at, then id first, within max_parallelism, key_parallelism and the pool's rate limits. Returns one
--- row: the pool's config, the running count before the claim, when to claim next (only when due work ran
--- out or a window is full) and the rows start_rows() claimed; no row when the pool has no config.
+-- Claims up to p_limit due pending rows of a pool for p_worker in the caller's transaction, lowest priority
+-- first, then keys in turn (pick_turns()), then run_at, then id, within max_parallelism, key_parallelism
+-- and the pool's rate limits. Returns one row: the pool's config, the running count before the claim,
+-- when to claim next (only when due work ran out or a window is full) and the rows start_rows() claimed;
+-- no row when the pool has no config.
 -- p_after_*: the key of the caller's last claim (see pick_plain(); NULL: from the head).
 -- One statement per step, counts in variables: as one statement of CTEs the planner cannot size the LIMIT.
 -- Generic plans without sequential scans: a custom plan for the LIMIT costs 5 % of the server's time in a
@@ -74,17 +75,17 @@ BEGIN
       PERFORM :"schema".unpark_keys(p_pool, v_freed, v_keys, v_per_key);
     END IF;
   END IF;
+  -- Work without keys is taken set-based in claim order (no per-key limit applies to it); keys take turns.
   IF v_free > 0 THEN
-    IF v_key_rate IS NOT NULL THEN
-      SELECT coalesce(jsonb_object_agg(k.key, k.n), '{}') INTO v_started FROM (
-        SELECT s.key, count(*) AS n FROM :"schema".starts s
-        WHERE s.pool = p_pool AND s.key IS NOT NULL AND s.at > p_now - v_key_period GROUP BY s.key) k;
+    v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
+    IF v_rows IS NULL THEN
+      IF v_key_rate IS NOT NULL THEN
+        SELECT coalesce(jsonb_object_agg(k.key, k.n), '{}') INTO v_started FROM (
+          SELECT s.key, count(*) AS n FROM :"schema".starts s
+          WHERE s.pool = p_pool AND s.key IS NOT NULL AND s.at > p_now - v_key_period GROUP BY s.key) k;
+      END IF;
       SELECT r.rows, r.open_at INTO v_rows, v_key_opens
-      FROM :"schema".pick_rated(p_pool, p_now, v_free, v_keys, v_per_key, v_key_rate, v_key_period, v_started) r;
-    ELSIF v_keys IS NULL THEN
-      v_rows := :"schema".pick_plain(p_pool, p_now, v_free, p_after_priority, p_after_run_at, p_after_id);
-    ELSE
-      v_rows := :"schema".pick_keyed(p_pool, p_now, v_free, v_keys, v_per_key);
+      FROM :"schema".pick_turns(p_pool, p_now, v_free, v_keys, v_per_key, v_key_rate, v_key_period, v_started) r;
     END IF;
   END IF;
   IF cardinality(v_rows) > 0 THEN
