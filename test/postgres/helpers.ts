@@ -130,6 +130,15 @@ export function useSharedServer(): void {
     beforeEach((ctx) => ctx.skip("this run leaves out PostgreSQL (--mode sqlite)"));
     return;
   }
+  holdServerWhenUsed();
+}
+
+/**
+ * Holds the server shared for the whole file when this run uses PostgreSQL, without
+ * skipping anything when it does not: for files that run some tests on each store.
+ */
+export function holdServerWhenUsed(): void {
+  if (SKIP_POSTGRES) return;
   let release: (() => Promise<void>) | null = null;
   beforeAll(async () => {
     release = await holdServerShared();

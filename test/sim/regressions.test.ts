@@ -7,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeFailure, runSeed } from "./run.js";
 import { createSimStore, type SimStore, type StoreKind } from "./stores.js";
 import { SKIP_POSTGRES } from "../helpers/postgres-env.js";
+import { holdServerWhenUsed } from "../postgres/helpers.js";
+
+// The chaos test restarts the server: hold it shared while these tests use it.
+holdServerWhenUsed();
 
 // `rates: false`: the run the seed made before rate limits were generated (with one, the fast path it needs is off).
 // `timing: false`: the run the seed made before holds and retries without backoff were generated.

@@ -5,6 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSeed } from "./run.js";
 import { createSimStore, type SimStore, type StoreKind } from "./stores.js";
 import { SKIP_POSTGRES } from "../helpers/postgres-env.js";
+import { holdServerWhenUsed } from "../postgres/helpers.js";
+
+// The chaos test restarts the server: hold it shared while these tests use it.
+holdServerWhenUsed();
 
 describe.each<StoreKind>(SKIP_POSTGRES ? ["sqlite"] : ["sqlite", "postgres"])("replay on %s", (kind) => {
   let store: SimStore;

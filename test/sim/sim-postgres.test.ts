@@ -6,6 +6,10 @@ import { expect, it } from "vitest";
 import { describeFailure } from "./run.js";
 import { runBatch } from "./batch.js";
 import { seedsFromEnv } from "./seeds.js";
+import { useSharedServer } from "../postgres/helpers.js";
+
+// The chaos test restarts the server: hold it shared while these tests use it.
+useSharedServer();
 
 it("holds every invariant over the PostgreSQL seeds", async () => {
   const { first, count } = seedsFromEnv("POSTGRES", 100);

@@ -9,6 +9,10 @@ import { runBatch } from "./batch.js";
 import { seedsFromEnv } from "./seeds.js";
 import type { StoreKind } from "./stores.js";
 import { SKIP_POSTGRES } from "../helpers/postgres-env.js";
+import { holdServerWhenUsed } from "../postgres/helpers.js";
+
+// The chaos test restarts the server: hold it shared while these tests use it.
+holdServerWhenUsed();
 
 const COUNTS: Record<StoreKind, number> = { sqlite: 60, postgres: 15 };
 

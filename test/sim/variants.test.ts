@@ -11,6 +11,10 @@ import type { StoreKind } from "./stores.js";
 import { VARIANTS } from "./variants.js";
 import { WF_VARIANTS } from "./wf-variants.js";
 import { SKIP_POSTGRES } from "../helpers/postgres-env.js";
+import { holdServerWhenUsed } from "../postgres/helpers.js";
+
+// The chaos test restarts the server: hold it shared while these tests use it.
+holdServerWhenUsed();
 
 /** Most seeds a variant may take to be caught. */
 const BOUND = 400;
