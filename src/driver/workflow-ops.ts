@@ -115,6 +115,12 @@ export interface WorkflowOps {
   markDelivered(runId: string, ns: readonly number[], generation: number): Maybe<void>;
   /** Ends every entry still running or waiting `canceled` with `outcome`; returns those entries as they were. */
   cancelOpenSteps(runId: string, outcome: string, now: number): Maybe<StepRow[]>;
+  /**
+   * Deletes up to `limit` runs of `pool` that finished (success, failed, canceled) at or before
+   * `before`, with their journals and events; returns how many runs. A run is kept while its
+   * onComplete is pending or its parent run has not finished.
+   */
+  deleteFinishedRuns(pool: string, before: number, limit: number): Maybe<number>;
   /** Deletes entries from `from` on, and gives the events they took back to the run (a restart). */
   deleteStepsFrom(runId: string, from: number): Maybe<void>;
   /** Stores an event sent to a run; returns its sequence number. */

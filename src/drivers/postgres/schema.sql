@@ -832,6 +832,8 @@ CREATE UNIQUE INDEX work_unique_key ON :"schema".work USING btree (pool, unique_
 
 CREATE INDEX work_unsuccessful ON :"schema".work USING btree (pool, id) WHERE (((state)::text = 'finished'::text) AND (result !~~ '{"kind":"success"%'::text));
 
+CREATE INDEX workflow_runs_finished ON :"schema".workflow_runs USING btree (pool, finished_at) WHERE (finished_at IS NOT NULL);
+
 CREATE INDEX workflow_runs_parent ON :"schema".workflow_runs USING btree (parent_id) WHERE (parent_id IS NOT NULL);
 
 CREATE INDEX workflow_runs_pool ON :"schema".workflow_runs USING btree (pool, state, id);

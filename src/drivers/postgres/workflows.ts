@@ -59,6 +59,15 @@ export function workflowSql(s: string) {
       RETURNING seq, payload`,
     waitingFor: `SELECT min(n) AS n FROM ${steps} WHERE run_id = $1 AND kind = 'event' AND name = $2 AND state = 'waiting'`,
     openChildren: `SELECT id FROM ${runs} WHERE parent_id = $1 AND state IN ('running', 'canceling', 'blocked') ORDER BY id`,
+    // One statement, so a page of runs goes with its journals and events or not at all.
+    deleteFinished: `WITH doomed AS (
+        SELECT r.id FROM ${runs} r
+        WHERE r.pool = $1 AND r.finished_at <= $2 AND r.state IN ('success', 'failed', 'canceled') AND r.oc_state <> 'pending'
+          AND NOT EXISTS (SELECT 1 FROM ${runs} p WHERE p.id = r.parent_id AND p.state IN ('running', 'canceling', 'blocked'))
+        ORDER BY r.finished_at LIMIT $3 FOR UPDATE OF r SKIP LOCKED),
+      s AS (DELETE FROM ${steps} WHERE run_id IN (SELECT id FROM doomed)),
+      e AS (DELETE FROM ${events} WHERE run_id IN (SELECT id FROM doomed))
+      DELETE FROM ${runs} WHERE id IN (SELECT id FROM doomed)`,
   };
 }
 
@@ -183,6 +192,7 @@ export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
       if (ns.length) await run(db, s.markDelivered, [runId, ns, generation]);
     },
     cancelOpenSteps: async (runId, outcome, now) => (await run<PgStepRow>(db, s.cancelOpen, [runId, now, outcome])).rows.map(toStepRow),
+    deleteFinishedRuns: async (pool, before, limit) => (await run(db, s.deleteFinished, [pool, before, limit])).rowCount,
     deleteStepsFrom: async (runId, from) => void (await run(db, s.deleteFrom, [runId, from])),
     insertEvent: async (runId, name, payload, now) =>
       (await run<{ seq: number }>(db, s.insertEvent, [runId, name, payload, now])).rows[0]!.seq,

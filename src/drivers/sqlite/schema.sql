@@ -199,6 +199,8 @@ CREATE UNIQUE INDEX workpool_work_unique_key ON workpool_work (pool, unique_key)
 CREATE INDEX workpool_work_unsuccessful ON workpool_work (pool)
   WHERE state = 'finished' AND result NOT LIKE '{"kind":"success"%';
 
+CREATE INDEX workpool_workflow_runs_finished ON workpool_workflow_runs (pool, finished_at) WHERE finished_at IS NOT NULL;
+
 CREATE INDEX workpool_workflow_runs_parent ON workpool_workflow_runs (parent_id) WHERE parent_id IS NOT NULL;
 
 CREATE INDEX workpool_workflow_runs_pool ON workpool_workflow_runs (pool, state, id);

@@ -51,6 +51,13 @@ export const WORKFLOW_SQL = {
   consumeEvent: `UPDATE workpool_workflow_events SET consumed_step = ? WHERE run_id = ? AND seq = ?`,
   waitingFor: `SELECT min(n) AS n FROM workpool_workflow_steps WHERE run_id = ? AND kind = 'event' AND name = ? AND state = 'waiting'`,
   openChildren: `SELECT id FROM workpool_workflow_runs WHERE parent_id = ? AND state IN ('running', 'canceling', 'blocked') ORDER BY id`,
+  finishedRuns: `SELECT r.id FROM workpool_workflow_runs r
+    WHERE r.pool = ? AND r.finished_at <= ? AND r.state IN ('success', 'failed', 'canceled') AND r.oc_state <> 'pending'
+      AND NOT EXISTS (SELECT 1 FROM workpool_workflow_runs p WHERE p.id = r.parent_id AND p.state IN ('running', 'canceling', 'blocked'))
+    ORDER BY r.finished_at LIMIT ?`,
+  deleteRunSteps: `DELETE FROM workpool_workflow_steps WHERE run_id IN (SELECT value FROM json_each(?))`,
+  deleteRunEvents: `DELETE FROM workpool_workflow_events WHERE run_id IN (SELECT value FROM json_each(?))`,
+  deleteRuns: `DELETE FROM workpool_workflow_runs WHERE id IN (SELECT value FROM json_each(?))`,
 } as const;
 
 /** A run row as SQLite returns it. */
@@ -221,6 +228,14 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
       const open = (s.openSteps.all(runId) as SqliteStepRow[]).map(toStepRow);
       if (open.length) s.cancelOpen.run(outcome, now, runId);
       return open;
+    },
+    deleteFinishedRuns: (pool, before, limit) => {
+      const ids = (s.finishedRuns.all(pool, before, limit) as { id: string }[]).map((r) => r.id);
+      if (!ids.length) return 0;
+      const list = JSON.stringify(ids);
+      s.deleteRunSteps.run(list);
+      s.deleteRunEvents.run(list);
+      return s.deleteRuns.run(list).changes;
     },
     deleteStepsFrom: (runId, from) => {
       s.deleteFrom.run(runId, from);

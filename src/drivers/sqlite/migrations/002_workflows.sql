@@ -32,6 +32,8 @@ CREATE TABLE workpool_workflow_runs (
 ) WITHOUT ROWID;
 CREATE INDEX workpool_workflow_runs_pool ON workpool_workflow_runs (pool, state, id);
 CREATE INDEX workpool_workflow_runs_parent ON workpool_workflow_runs (parent_id) WHERE parent_id IS NOT NULL;
+-- Retention: a pool's finished runs, oldest first.
+CREATE INDEX workpool_workflow_runs_finished ON workpool_workflow_runs (pool, finished_at) WHERE finished_at IS NOT NULL;
 
 -- The journal: step n of a run, in the order the handler called its steps. outcome is JSON once the
 -- step ended: {kind: "success", value} | {kind: "failed", error, data?} | {kind: "canceled"} |
