@@ -8,7 +8,7 @@ import type { TimerHandle } from "../clock.js";
 import { Refusals } from "./transitions/fallback.js";
 import { redeliverDue } from "./transitions/on-complete.js";
 import { rescueExpired } from "./transitions/rescue.js";
-import { deleteExpired } from "./transitions/retention.js";
+import { deleteExpired, deleteExpiredRuns } from "./transitions/retention.js";
 import { PoolReporter } from "./report.js";
 import type { PoolRuntime } from "./runtime.js";
 
@@ -18,6 +18,8 @@ export interface MaintenanceResult {
   rescued: number;
   onCompleteRetried: number;
   deleted: number;
+  /** Finished workflow runs deleted by retention. */
+  deletedRuns: number;
   reported: boolean;
   /** Whether the store vacuumed its work table (see Driver.vacuum). */
   vacuumed: boolean;
@@ -87,7 +89,15 @@ export class Maintenance<Tx> {
   async tick(): Promise<MaintenanceResult> {
     const { rt } = this;
     const now = rt.options.clock.now();
-    const result: MaintenanceResult = { leader: false, rescued: 0, onCompleteRetried: 0, deleted: 0, reported: false, vacuumed: false };
+    const result: MaintenanceResult = {
+      leader: false,
+      rescued: 0,
+      onCompleteRetried: 0,
+      deleted: 0,
+      deletedRuns: 0,
+      reported: false,
+      vacuumed: false,
+    };
     this.leader = await rt.driver.acquireLeadership(rt.pool, rt.workerId, now, this.leaderTtlMs);
     if (!this.leader) {
       this.reporter.reset();
@@ -100,6 +110,7 @@ export class Maintenance<Tx> {
     result.rescued = rescued.length;
     result.onCompleteRetried = await redeliverDue(rt, this.refusals, now);
     result.deleted = await deleteExpired(rt, now);
+    result.deletedRuns = await deleteExpiredRuns(rt, now);
     result.reported = await this.reporter.report(now);
     result.vacuumed = await this.vacuum(now);
     return result;

@@ -32,6 +32,8 @@ export interface RunOnceResult {
   rescued: number;
   /** Finished work deleted by retention. */
   deleted: number;
+  /** Finished workflow runs deleted by retention. */
+  deletedRuns: number;
   /** Whether the store vacuumed its tables (PostgreSQL; see the store's `vacuum` option). */
   vacuumed: boolean;
 }
@@ -156,7 +158,7 @@ export class Worker<Tx> implements StoreWorker {
     const mine = new Set([...this.attempts.ids()].filter((id) => !before.has(id)));
     await this.attempts.settled(mine);
     await this.completer.flush();
-    return { claimed, leader: m.leader, rescued: m.rescued, deleted: m.deleted, vacuumed: m.vacuumed };
+    return { claimed, leader: m.leader, rescued: m.rescued, deleted: m.deleted, deletedRuns: m.deletedRuns, vacuumed: m.vacuumed };
   }
 
   /**

@@ -39,6 +39,7 @@ import { defineWorkflowTests } from "./workflows.js";
 import { defineWorkflowEventCancelTests } from "./workflow-events-cancel.js";
 import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
+import { defineWorkflowRetentionTests } from "./workflow-retention.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -77,6 +78,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowTests(harness);
     defineWorkflowEventCancelTests(harness);
     defineWorkflowDeterminismTests(harness);
+    defineWorkflowRetentionTests(harness);
     defineHeldConnectionTests(harness);
   });
 }
