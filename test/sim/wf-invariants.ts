@@ -49,6 +49,8 @@ interface KnownRun {
   /** While blocked: its entries and its steps' work when first seen blocked. */
   blocked: { entries: number; works: number } | null;
   entries: Map<number, KnownEntry>;
+  /** The run as last read: whether retention may delete it. */
+  last: WfRun | null;
 }
 
 /** Checks a pool's workflows step by step. */
@@ -65,8 +67,19 @@ export class WorkflowChecker {
     private readonly runLabel: (id: string) => string,
   ) {}
 
-  /** Checks the workflows read after a step, with the work rows, app writes and onComplete rows read with them. */
-  check(wf: WfSnapshot, rows: readonly WorkRow[], apps: Map<string, number>, ocs: Map<string, string[]>, obs: WfObservations): void {
+  /**
+   * Checks the workflows read after a step at `now`, with the work rows, app writes and
+   * onComplete rows read with them; a finished run may be deleted `retentionMs` after it finished.
+   */
+  check(
+    wf: WfSnapshot,
+    rows: readonly WorkRow[],
+    apps: Map<string, number>,
+    ocs: Map<string, string[]>,
+    obs: WfObservations,
+    now: number,
+    retentionMs: number,
+  ): void {
     const rowById = new Map(rows.map((r) => [r.id, r]));
     const works = this.checkStepWork(rows);
     const entries = byRun(wf.entries);
@@ -82,10 +95,25 @@ export class WorkflowChecker {
       this.checkJournal(run, own);
       this.checkOnComplete(run, ocs.get(run.id) ?? []);
       checkEvents(run.id, own, events.get(run.id) ?? [], this.runLabel);
+      k.last = run;
     }
-    for (const id of this.runs.keys()) {
-      if (!seen.has(id)) throw new Violation("run-final", `run ${this.runLabel(id)} is no longer stored`);
+    for (const [id, k] of this.runs) {
+      if (seen.has(id)) continue;
+      const why = this.keptBecause(k.last, now, retentionMs);
+      if (why) throw new Violation("run-final", `run ${this.runLabel(id)} is no longer stored, but ${why}`);
+      this.runs.delete(id);
     }
+  }
+
+  /** Why retention must not have deleted a run last read as `run` (null: it may have). */
+  private keptBecause(run: WfRun | null, now: number, retentionMs: number): string | null {
+    if (!run || !FINISHED.has(run.state)) return `it was ${run?.state ?? "never read"}`;
+    if (run.finishedAt === null || run.finishedAt > now - retentionMs)
+      return `it finished ${run.finishedAt === null ? "at no time" : `${now - run.finishedAt} ms ago`} (retention ${retentionMs} ms)`;
+    if (run.ocState === "pending") return "its onComplete was pending";
+    const parent = run.parentId === null ? undefined : this.runs.get(run.parentId)?.last;
+    if (parent && !FINISHED.has(parent.state)) return `its parent was ${parent.state}`;
+    return null;
   }
 
   /** At most one work per step, ever; returns how many steps of each run have work. */
@@ -121,7 +149,7 @@ export class WorkflowChecker {
   private known(run: WfRun): KnownRun {
     let k = this.runs.get(run.id);
     if (!k) {
-      k = { state: run.state, result: null, cancel: null, blocked: null, entries: new Map() };
+      k = { state: run.state, result: null, cancel: null, blocked: null, entries: new Map(), last: null };
       this.runs.set(run.id, k);
     }
     return k;

@@ -91,7 +91,7 @@ export class WfRun {
       if (this.seen.get(r.id) !== now) this.s.trace.add(`${this.s.head()} run ${this.s.trace.runLabel(r.id)} (${r.name}) ${now}`);
       this.seen.set(r.id, now);
     }
-    this.checker.check(wf, snapshot.rows, snapshot.apps, snapshot.ocs, this.obs);
+    this.checker.check(wf, snapshot.rows, snapshot.apps, snapshot.ocs, this.obs, this.s.time.now(), this.s.config.retentionMs);
   }
 
   /** The end of the drain: every run ended, is blocked, or waits for an event never sent. */
