@@ -82,7 +82,8 @@ function checkCatchUp(value: unknown): CatchUp {
   return value;
 }
 
-const MUTATION_SCHEDULE_KEYS = optionKeys<Omit<ScheduleOptions, keyof ActionOnlyOptions>>()({
+// The keys both kinds take; an action's schedule takes the action-only ones besides.
+const SHARED_SCHEDULE_KEYS = {
   catchUp: true,
   priority: true,
   key: true,
@@ -91,19 +92,9 @@ const MUTATION_SCHEDULE_KEYS = optionKeys<Omit<ScheduleOptions, keyof ActionOnly
   onCompleteExcludeKinds: true,
   name: true,
   logLevel: true,
-});
-const ACTION_SCHEDULE_KEYS = optionKeys<ScheduleOptions>()({
-  catchUp: true,
-  priority: true,
-  key: true,
-  onComplete: true,
-  context: true,
-  onCompleteExcludeKinds: true,
-  name: true,
-  logLevel: true,
-  retry: true,
-  timeoutMs: true,
-});
+} as const satisfies Partial<Record<keyof ScheduleOptions, true>>;
+const MUTATION_SCHEDULE_KEYS = optionKeys<Omit<ScheduleOptions, keyof ActionOnlyOptions>>()(SHARED_SCHEDULE_KEYS);
+const ACTION_SCHEDULE_KEYS = optionKeys<ScheduleOptions>()({ ...SHARED_SCHEDULE_KEYS, retry: true, timeoutMs: true });
 
 /** Checks schedule() input and builds the stored schedule; throws before anything is written. */
 export function prepareSchedule<Tx>(

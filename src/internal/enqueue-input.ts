@@ -21,7 +21,8 @@ import { newWorkId } from "../ids.js";
 /** Most items in one batch enqueue. */
 export const MAX_BATCH = 10_000;
 
-const MUTATION_OPTIONS = optionKeys<EnqueueOptions<unknown>>()({
+// The keys both kinds take; an action takes the action-only ones besides.
+const SHARED_KEYS = {
   runAt: true,
   runAfter: true,
   onComplete: true,
@@ -34,24 +35,10 @@ const MUTATION_OPTIONS = optionKeys<EnqueueOptions<unknown>>()({
   key: true,
   uniqueKey: true,
   onConflict: true,
-});
+} as const satisfies Partial<Record<keyof EnqueueOptions<unknown>, true>>;
+const MUTATION_OPTIONS = optionKeys<EnqueueOptions<unknown>>()(SHARED_KEYS);
 const ACTION_ONLY_OPTIONS = optionKeys<ActionOnlyOptions>()({ retry: true, timeoutMs: true });
-const ACTION_OPTIONS = optionKeys<ActionEnqueueOptions<unknown>>()({
-  runAt: true,
-  runAfter: true,
-  onComplete: true,
-  context: true,
-  onCompleteExcludeKinds: true,
-  name: true,
-  logLevel: true,
-  tx: true,
-  priority: true,
-  key: true,
-  uniqueKey: true,
-  onConflict: true,
-  retry: true,
-  timeoutMs: true,
-});
+const ACTION_OPTIONS = optionKeys<ActionEnqueueOptions<unknown>>()({ ...SHARED_KEYS, retry: true, timeoutMs: true });
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
 /** What an enqueue call gave, as the public methods pass it on. */
