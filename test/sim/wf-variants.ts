@@ -165,6 +165,16 @@ export const WF_VARIANTS: readonly Variant[] = [
       })),
   },
   {
+    name: "runs-deleted-early",
+    bug: "retention deletes finished runs whatever their age: a run finished less than retentionMs ago is gone",
+    caughtBy: ["run-final"],
+    workflows: true,
+    wrap: (d) =>
+      overrideWf(d, (real) => ({
+        deleteFinishedRuns: (pool, _before, limit) => real.deleteFinishedRuns(pool, Number.MAX_SAFE_INTEGER, limit),
+      })),
+  },
+  {
     name: "no-determinism-check",
     bug: "replay never blocks a run whose code no longer matches its journal: the changed code goes on from the old journal",
     // The changed code may also wait, for good, on a call the journal answered for another.
