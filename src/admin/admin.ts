@@ -16,6 +16,8 @@ import { AdminMetrics } from "./metrics.js";
 import { readWorkflow, readWorkflowSteps, requestWorkflowCancel } from "./workflows.js";
 import { checkWorkflowId } from "../workflow/validate.js";
 import type { WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
+import type { WorkflowVersionInfo } from "../workflow/types.js";
+import { readWorkflowVersions } from "../workflow/versions.js";
 import { toPoolSummary, toWorkDetail, toWorkSummary } from "./reads.js";
 import type {
   ListOptions,
@@ -158,6 +160,12 @@ class Admin<Tx> implements WorkpoolAdmin {
     const checked = checkWorkflowId("id", id);
     await this.ready();
     return requestWorkflowCancel(this.driver, this.clock, checked);
+  }
+
+  async workflowVersions(pool?: string): Promise<WorkflowVersionInfo[]> {
+    const name = pool === undefined ? null : checkPool(pool);
+    await this.ready();
+    return readWorkflowVersions(this.driver, name, this.clock.now());
   }
 
   metrics(): Promise<string> {

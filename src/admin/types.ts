@@ -13,6 +13,7 @@ export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" |
 import type { RateLimit } from "../types.js";
 import type { ScheduleInfo } from "../cron/schedules.js";
 import type { WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
+import type { WorkflowVersionInfo } from "../workflow/types.js";
 
 export type { RateLimit };
 
@@ -183,6 +184,12 @@ export interface WorkpoolAdmin {
    * WorkflowManager.cancel() does. False for an unknown or finished run.
    */
   cancelWorkflow(id: string): Promise<boolean>;
+  /**
+   * The workflow versions of `pool` (every pool when omitted): each (pool, workflow, version)
+   * that a live process defines or an unfinished run was started by, with how many of each.
+   * A version with unfinished runs and `live: false` has no process to drive its pinned runs.
+   */
+  workflowVersions(pool?: string): Promise<WorkflowVersionInfo[]>;
   /** Prometheus text exposition (gauges from the store + this process's pools' counters). */
   metrics(): Promise<string>;
   /** The prom-client registry behind metrics(), for merging with the app's own. */

@@ -5,6 +5,7 @@
  * (so a start or sendEvent inside the caller's synchronous transaction writes before it
  * returns); on PostgreSQL a promise. Times are parameters.
  */
+import type { WorkflowVersionOps } from "./workflow-version-ops.js";
 
 /** A value now (SQLite) or later (PostgreSQL). */
 export type Maybe<T> = T | Promise<T>;
@@ -13,7 +14,7 @@ export type Maybe<T> = T | Promise<T>;
 export type RunState = "running" | "canceling" | "blocked" | "success" | "failed" | "canceled";
 
 /** Kinds of journal entries. */
-export type StepKind = "action" | "mutation" | "sleep" | "event" | "workflow" | "value";
+export type StepKind = "action" | "mutation" | "sleep" | "event" | "workflow" | "value" | "patch";
 
 /** States of a journal entry. */
 export type StepState = "running" | "waiting" | "done" | "failed" | "canceled";
@@ -45,10 +46,19 @@ export interface RunRow {
   updatedAt: number;
   finishedAt: number | null;
   deadline: number | null;
+  /** The version of the code that started the run (define()'s `version`), or null. */
+  version: string | null;
+  /** Only a process that defines the run's version runs its function. */
+  pinned: boolean;
+  /** When an advance landed in a process without the run's version (null: not parked). */
+  parkedAt: number | null;
 }
 
 /** A new run. */
-export type NewRun = Pick<RunRow, "id" | "pool" | "name" | "args" | "onComplete" | "context" | "parentId" | "parentStep" | "deadline"> & {
+export type NewRun = Pick<
+  RunRow,
+  "id" | "pool" | "name" | "args" | "onComplete" | "context" | "parentId" | "parentStep" | "deadline" | "version" | "pinned"
+> & {
   now: number;
 };
 
@@ -86,7 +96,7 @@ export interface RunUpdate {
 }
 
 /** The operations on one connection or transaction. */
-export interface WorkflowOps {
+export interface WorkflowOps extends WorkflowVersionOps {
   /** Inserts a run; false when a run with its id exists (nothing written). */
   insertRun(run: NewRun): Maybe<boolean>;
   /** Reads a run (FOR UPDATE inside a PostgreSQL transaction). */

@@ -20,5 +20,6 @@ export type {
   WorkflowStatus,
   WorkflowStep,
   WorkflowStepInfo,
+  WorkflowVersionInfo,
   WorkStepOptions,
 } from "./types.js";

@@ -10,6 +10,7 @@ import type { Maybe, RunRow } from "../driver/workflow-ops.js";
 import { InvalidArgumentError } from "../errors.js";
 import { newWorkId, toWorkId } from "../ids.js";
 import { POOL_RUNTIME } from "../internal/runtime.js";
+import { instanceDuties } from "../internal/instance-duties.js";
 import { encodeJson, encodeOptionalJson } from "../json.js";
 import type { Workpool } from "../workpool.js";
 import { andThen, enqueueAdvance, type Definition, type Engine } from "./engine.js";
@@ -29,6 +30,7 @@ import type {
   WorkflowStepInfo,
 } from "./types.js";
 import { checkEventName, checkTimeoutMs, checkWorkflowId } from "./validate.js";
+import { checkVersionOptions, VersionDuty } from "./versions.js";
 
 /** Options of a WorkflowManager. */
 export interface WorkflowManagerOptions {
@@ -42,7 +44,7 @@ export interface WorkflowManagerOptions {
 
 const FINISHED = new Set(["success", "failed", "canceled"]);
 const MANAGER_KEYS = optionKeys<WorkflowManagerOptions>()({ maxSteps: true, maxJournalBytes: true, keepInMemory: true });
-const DEFINE_KEYS = optionKeys<DefineWorkflowOptions>()({ timeoutMs: true });
+const DEFINE_KEYS = optionKeys<DefineWorkflowOptions>()({ timeoutMs: true, version: true, pinVersion: true });
 const START_KEYS = optionKeys<StartOptions<unknown>>()({ workflowId: true, tx: true, onComplete: true, context: true });
 const SEND_KEYS = optionKeys<SendEventOptions<unknown>>()({ tx: true });
 const RESTART_KEYS = optionKeys<RestartOptions>()({ from: true });
@@ -80,6 +82,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
         o.maxJournalBytes === undefined ? 64 * 1024 * 1024 : checkInt("options.maxJournalBytes", o.maxJournalBytes, 1024, 2 ** 40),
     };
     this.engine = engine;
+    instanceDuties(rt).add(new VersionDuty(engine));
   }
 
   /** Defines workflow `name` (once per manager). Every worker process of the pool defines it too. */
@@ -93,6 +96,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
       name: checked,
       fn: fn as WorkflowFn<unknown, unknown>,
       timeoutMs: o.timeoutMs === undefined ? null : checkTimeoutMs("options.timeoutMs", o.timeoutMs),
+      ...checkVersionOptions(o),
     };
     this.engine.definitions.set(checked, def);
     return Object.freeze({ kind: "workflow", name: checked, pool: this.engine.rt.pool as P }) as WorkflowHandle<A, Awaited<R>, P>;
@@ -124,6 +128,8 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
         parentId: null,
         parentStep: null,
         deadline,
+        version: def.version,
+        pinned: def.pinned,
         now,
       };
       const write = (tx: Tx): Maybe<unknown> =>

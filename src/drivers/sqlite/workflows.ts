@@ -7,16 +7,19 @@ import type { Database } from "better-sqlite3";
 import type { NewRun, RunRow, RunUpdate, StepRow, StepState, WorkflowOps, WorkflowStoreOps } from "../../driver/workflow-ops.js";
 import type { SqliteConnectionAccess } from "./connection/connection-access.js";
 import { prepared } from "./statements.js";
+import { sqliteWorkflowVersionOps, VERSION_READS } from "./workflow-versions.js";
 
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
-  oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at, finished_at, deadline`;
+  oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at, finished_at, deadline, version, pinned,
+  parked_at`;
 const STEP_COLUMNS = "run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at, finished_at";
 
 /** The statements of workflow runs, journals and events. */
 export const WORKFLOW_SQL = {
   insertRun: `INSERT INTO workpool_workflow_runs (id, pool, name, args, state, on_complete, context, oc_state, parent_id, parent_step,
-    created_at, updated_at, deadline)
-    VALUES (@id, @pool, @name, @args, 'running', @on_complete, @context, 'none', @parent_id, @parent_step, @now, @now, @deadline)
+    created_at, updated_at, deadline, version, pinned)
+    VALUES (@id, @pool, @name, @args, 'running', @on_complete, @context, 'none', @parent_id, @parent_step, @now, @now, @deadline,
+      @version, @pinned)
     ON CONFLICT (id) DO NOTHING`,
   readRun: `SELECT ${RUN_COLUMNS} FROM workpool_workflow_runs WHERE id = ?`,
   updateRun: `UPDATE workpool_workflow_runs SET generation = generation + 1, updated_at = @now,
@@ -84,6 +87,9 @@ interface SqliteRunRow {
   updated_at: number;
   finished_at: number | null;
   deadline: number | null;
+  version: string | null;
+  pinned: number;
+  parked_at: number | null;
 }
 
 /** A journal row as SQLite returns it. */
@@ -127,6 +133,9 @@ export function toRunRow(r: SqliteRunRow): RunRow {
     updatedAt: r.updated_at,
     finishedAt: r.finished_at,
     deadline: r.deadline,
+    version: r.version,
+    pinned: r.pinned === 1,
+    parkedAt: r.parked_at,
   };
 }
 
@@ -182,6 +191,7 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
     return r ? toRunRow(r) : null;
   };
   return {
+    ...sqliteWorkflowVersionOps(db),
     insertRun: (run: NewRun) =>
       s.insertRun.run({
         id: run.id,
@@ -194,6 +204,8 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
         parent_step: run.parentStep,
         now: run.now,
         deadline: run.deadline,
+        version: run.version,
+        pinned: run.pinned ? 1 : 0,
       }).changes > 0,
     lockRun: readRun,
     readRun,
@@ -254,7 +266,7 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
 }
 
 /** The operations that only read. */
-const READS = new Set(["readRun", "lockRun", "readSteps", "readUndelivered", "waitingFor", "openChildren"]);
+const READS = new Set<string>(["readRun", "lockRun", "readSteps", "readUndelivered", "waitingFor", "openChildren", ...VERSION_READS]);
 
 /** Workflows on SQLite (the workflow noun of the driver interface). */
 export class SqliteWorkflows implements WorkflowStoreOps<Database> {
