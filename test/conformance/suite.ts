@@ -40,6 +40,8 @@ import { defineWorkflowEventCancelTests } from "./workflow-events-cancel.js";
 import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
+import { defineWorkflowPatchTests } from "./workflow-patches.js";
+import { defineWorkflowVersionTests } from "./workflow-versions.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -80,5 +82,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowDeterminismTests(harness);
     defineWorkflowRetentionTests(harness);
     defineHeldConnectionTests(harness);
+    defineWorkflowPatchTests(harness);
+    defineWorkflowVersionTests(harness);
   });
 }
