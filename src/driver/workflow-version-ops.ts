@@ -4,7 +4,9 @@
  * up, and the heartbeat rows that say which (workflow, version) pairs live processes define.
  * Part of WorkflowOps: they run on the connection or transaction the ops were made for.
  */
-import type { Maybe } from "./workflow-ops.js";
+
+/** A value now (SQLite) or later (PostgreSQL), as in workflow-ops.ts (which extends these ops). */
+type Maybe<T> = T | Promise<T>;
 
 /** One workflow a pool instance defines, as its heartbeat writes it. */
 export interface LiveDefinition {
