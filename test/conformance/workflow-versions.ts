@@ -119,6 +119,14 @@ export function defineWorkflowVersionTests<Tx>(harness: StoreHarness<Tx>): void 
       expect((await admin.workflowVersions()).find((r) => r.version === "v2")).toMatchObject({ live: true, processes: 2 });
       expect(await admin.workflowVersions("some-other-pool")).toEqual([]);
       await expect(admin.workflowVersions("bad pool")).rejects.toThrow(InvalidArgumentError);
+
+      // A pool that stops is no longer live at once: its rows go with it.
+      const v3 = deploy(t, "v3", true, ran);
+      await v3.pool.runOnce();
+      expect((await admin.workflowVersions(pool)).map((r) => r.version)).toEqual([null, "v1", "v2", "v3"]);
+      await v3.pool.start();
+      await v3.pool.stop();
+      expect((await admin.workflowVersions(pool)).map((r) => r.version)).toEqual([null, "v1", "v2"]);
     });
 
     test("define() refuses a bad version or pinVersion, naming the field", () => {
