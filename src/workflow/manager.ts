@@ -124,6 +124,8 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
         parentId: null,
         parentStep: null,
         deadline,
+        version: null,
+        timeoutMs: def.timeoutMs,
         now,
       };
       const write = (tx: Tx): Maybe<unknown> =>
