@@ -14,6 +14,8 @@ import type { WorkId } from "../types.js";
 import { AdminActions } from "./actions.js";
 import { AdminMetrics } from "./metrics.js";
 import { readWorkflow, readWorkflowSteps, requestWorkflowCancel } from "./workflows.js";
+import { checkWorkflowList, checkWorkflowRun, countWorkflows, listPage, readWorkflowRun } from "./workflow-reads.js";
+import type { WorkflowCounts, WorkflowListOptions, WorkflowListPage, WorkflowRunDetail, WorkflowRunOptions } from "./workflow-types.js";
 import { checkWorkflowId } from "../workflow/validate.js";
 import type { WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
 import type { WorkflowVersionInfo } from "../workflow/types.js";
@@ -154,6 +156,24 @@ class Admin<Tx> implements WorkpoolAdmin {
     const checked = checkWorkflowId("id", id);
     await this.ready();
     return readWorkflowSteps(this.driver, checked);
+  }
+
+  async workflows(options?: WorkflowListOptions): Promise<WorkflowListPage> {
+    const query = checkWorkflowList(options);
+    await this.ready();
+    return listPage(this.driver, query);
+  }
+
+  async workflowCounts(pool?: string): Promise<WorkflowCounts[]> {
+    const name = pool === undefined ? null : checkPool(pool);
+    await this.ready();
+    return countWorkflows(this.driver, name);
+  }
+
+  async workflowRun(id: string, options?: WorkflowRunOptions): Promise<WorkflowRunDetail | null> {
+    const checked = checkWorkflowRun(id, options);
+    await this.ready();
+    return readWorkflowRun(this.driver, checked);
   }
 
   async cancelWorkflow(id: string): Promise<boolean> {

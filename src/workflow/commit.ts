@@ -99,6 +99,7 @@ export async function commitSteps<Tx>(
           parentId: run.id,
           parentStep: e.n,
           deadline,
+          timeoutMs: def?.timeoutMs ?? null,
           now,
         });
         await enqueueAdvance(engine, ops.tx, e.childId);

@@ -130,6 +130,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
         deadline,
         version: def.version,
         pinned: def.pinned,
+        timeoutMs: def.timeoutMs,
         now,
       };
       const write = (tx: Tx): Maybe<unknown> =>

@@ -42,6 +42,7 @@ import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
 import { defineWorkflowPatchTests } from "./workflow-patches.js";
 import { defineWorkflowVersionTests } from "./workflow-versions.js";
+import { defineWorkflowAdminReadTests } from "./workflow-admin-reads.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -81,6 +82,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowEventCancelTests(harness);
     defineWorkflowDeterminismTests(harness);
     defineWorkflowRetentionTests(harness);
+    defineWorkflowAdminReadTests(harness);
     defineHeldConnectionTests(harness);
     defineWorkflowPatchTests(harness);
     defineWorkflowVersionTests(harness);
