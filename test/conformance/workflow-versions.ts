@@ -106,6 +106,10 @@ export function defineWorkflowVersionTests<Tx>(harness: StoreHarness<Tx>): void 
         row("v2", { pinned: true, unfinishedRuns: 0, live: true, processes: 1 }),
       ]);
 
+      // Each run records the version that started it.
+      expect((await admin.workflows({ pool, version: "v1" })).items.map((r) => r.version)).toEqual(["v1", "v1"]);
+      expect((await admin.workflows({ pool })).items.map((r) => r.version).sort()).toEqual([null, "v1", "v1"].sort());
+
       // The v1 and unversioned processes die (they stop ticking); the v2 one lives on.
       t.clock.advance(61_000);
       await v2.pool.runOnce();
