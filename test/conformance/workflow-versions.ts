@@ -72,6 +72,22 @@ export function defineWorkflowVersionTests<Tx>(harness: StoreHarness<Tx>): void 
       expect(ran.filter((r) => r.startsWith("v1:"))).toEqual(["v1:fn", "v1:a", "v1:fn"]);
     });
 
+    test("a cancel of a pinned run is carried out by a process with its version: its function unwinds in its own code", async () => {
+      const t = await ctx();
+      const ran: string[] = [];
+      const v1 = deploy(t, "v1", true, ran);
+      const id = await v1.wf.start(v1.flow, null);
+      await drain(v1.pool);
+      const v2 = deploy(t, "v2", true, ran);
+      expect(await v2.wf.cancel(id)).toBe(true);
+      await drain(v2.pool);
+      expect(await v2.wf.status(id)).toMatchObject({ state: "running", cancelRequested: true });
+      const v1again = deploy(t, "v1", true, ran);
+      await drain(v1again.pool);
+      expect(await v1again.wf.status(id)).toMatchObject({ state: "canceled", cancelRequested: false });
+      expect(ran).toEqual(["v1:fn", "v1:a", "v1:fn"]);
+    });
+
     test("an unpinned run of another version is driven by the code that is live", async () => {
       const t = await ctx();
       const ran: string[] = [];
