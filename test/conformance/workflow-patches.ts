@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { InvalidArgumentError } from "../../src/index.js";
+import { workpoolAdmin } from "../../src/admin/index.js";
 import type { WorkflowHandle } from "../../src/workflow/index.js";
 import type { StoreHarness } from "./harness.js";
 import { useTestContext } from "./context.js";
@@ -69,6 +70,9 @@ export function defineWorkflowPatchTests<Tx>(harness: StoreHarness<Tx>): void {
         ["action", "c", "success"],
         ["action", "b", "running"],
       ]);
+      // The admin API, with no workflow defined, shows the marker too.
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      expect((await admin.workflowSteps(fresh))?.[1]).toMatchObject({ n: 1, kind: "patch", name: "add-c", state: "success" });
       // Another v2 process replays it from the journal: the marker says patched() is true again.
       const v2b = deploy(t, "v2", ran);
       t.clock.advance(B_AFTER);
