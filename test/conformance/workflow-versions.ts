@@ -72,6 +72,39 @@ export function defineWorkflowVersionTests<Tx>(harness: StoreHarness<Tx>): void 
       expect(ran.filter((r) => r.startsWith("v1:"))).toEqual(["v1:fn", "v1:a", "v1:fn"]);
     });
 
+    test("a step of a pinned run that finishes in a process without its version does not run the function there", async () => {
+      const t = await ctx();
+      const ran: string[] = [];
+      const define = (version: string) => {
+        const p = workflowPool(t);
+        const later = p.pool.defineAction("later", () => void ran.push(`${version}:later`));
+        const flow = p.wf.define(
+          "slow",
+          async (step) => {
+            ran.push(`${version}:fn`);
+            await step.runAction(later, null, { runAfter: 5_000 });
+            return version;
+          },
+          { version, pinVersion: true },
+        );
+        return { ...p, flow };
+      };
+      const v1 = define("v1");
+      const id = await v1.wf.start(v1.flow, null);
+      await drain(v1.pool);
+      // The step's work is ordinary work: a v2 process runs it, and its result reaches the journal there.
+      const v2 = define("v2");
+      t.clock.advance(5_000);
+      await drain(v2.pool);
+      expect(ran).toEqual(["v1:fn", "v2:later"]);
+      expect((await v2.wf.steps(id)).map((s) => s.state)).toEqual(["success"]);
+      expect(await v2.wf.status(id)).toMatchObject({ state: "running" });
+      // The v1 process picks the parked run up, and goes on in memory where it left the function.
+      await drain(v1.pool);
+      expect(await v1.wf.status(id)).toMatchObject({ state: "success", result: "v1" });
+      expect(ran).toEqual(["v1:fn", "v2:later"]);
+    });
+
     test("a cancel of a pinned run is carried out by a process with its version: its function unwinds in its own code", async () => {
       const t = await ctx();
       const ran: string[] = [];
