@@ -62,6 +62,11 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
   if (run.pinned && def?.version !== run.version) {
     engine.executions.drop(runId);
     const parked = await wf.parkRun(run.id, run.generation, engine.rt.options.clock.now());
+    if (parked)
+      engine.rt.logger.debug(
+        `workpool: workflow run ${run.id} is pinned to version ${run.version} of "${run.name}", which this process does not define; ` +
+          "parked for a process that does",
+      );
     return { mode: parked ? "parked" : "fenced", replayedSteps: 0 };
   }
   if (!def) {

@@ -46,6 +46,7 @@ export function defineWorkflowVersionTests<Tx>(harness: StoreHarness<Tx>): void 
       await v2.wf.sendEvent(id, "go", null);
       expect(await drain(v2.pool)).toBe(1);
       expect(ran).toEqual(["v1:fn", "v1:a"]);
+      expect(t.logger.matching(`workflow run ${id} is pinned to version v1 of "flow"`)).toHaveLength(1);
       expect(await v2.wf.status(id)).toMatchObject({ state: "running" });
       // The advance it took succeeded at its first attempt: nothing burned, nothing to retry.
       const admin = workpoolAdmin(t.h.store, { clock: t.clock });
