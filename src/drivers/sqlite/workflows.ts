@@ -4,9 +4,10 @@
  * (its own transaction, our transaction, or the connection's lock for a read).
  */
 import type { Database } from "better-sqlite3";
-import type { NewRun, RunRow, RunUpdate, StepRow, StepState, WorkflowOps, WorkflowStoreOps } from "../../driver/workflow-ops.js";
+import type { NewRun, RunRow, RunUpdate, WorkflowOps, WorkflowStoreOps } from "../../driver/workflow-ops.js";
 import type { SqliteConnectionAccess } from "./connection/connection-access.js";
 import { prepared } from "./statements.js";
+import { toRunRow, toStepRow, type SqliteRunRow, type SqliteStepRow } from "./workflow-rows.js";
 import { sqliteWorkflowVersionOps, VERSION_READS } from "./workflow-versions.js";
 import { sqliteWorkflowReads } from "./workflow-reads.js";
 
@@ -63,102 +64,6 @@ export const WORKFLOW_SQL = {
   deleteRunEvents: `DELETE FROM workpool_workflow_events WHERE run_id IN (SELECT value FROM json_each(?))`,
   deleteRuns: `DELETE FROM workpool_workflow_runs WHERE id IN (SELECT value FROM json_each(?))`,
 } as const;
-
-/** A run row as SQLite returns it. */
-interface SqliteRunRow {
-  id: string;
-  pool: string;
-  name: string;
-  args: string;
-  state: RunRow["state"];
-  generation: number;
-  result: string | null;
-  blocked: string | null;
-  cancel_reason: RunRow["cancelReason"];
-  on_complete: string | null;
-  context: string | null;
-  oc_state: RunRow["ocState"];
-  oc_attempts: number;
-  oc_error: string | null;
-  parent_id: string | null;
-  parent_step: number | null;
-  steps: number;
-  journal_bytes: number;
-  created_at: number;
-  updated_at: number;
-  finished_at: number | null;
-  deadline: number | null;
-  version: string | null;
-  timeout_ms: number | null;
-  pinned: number;
-  parked_at: number | null;
-}
-
-/** A journal row as SQLite returns it. */
-interface SqliteStepRow {
-  run_id: string;
-  n: number;
-  kind: StepRow["kind"];
-  name: string;
-  state: StepState;
-  args: string | null;
-  outcome: string | null;
-  work_id: string | null;
-  child_id: string | null;
-  delivered: number | null;
-  started_at: number;
-  finished_at: number | null;
-}
-
-/** A stored run as a RunRow. */
-export function toRunRow(r: SqliteRunRow): RunRow {
-  return {
-    id: r.id,
-    pool: r.pool,
-    name: r.name,
-    args: r.args,
-    state: r.state,
-    generation: r.generation,
-    result: r.result,
-    blocked: r.blocked,
-    cancelReason: r.cancel_reason,
-    onComplete: r.on_complete,
-    context: r.context,
-    ocState: r.oc_state,
-    ocAttempts: r.oc_attempts,
-    ocError: r.oc_error,
-    parentId: r.parent_id,
-    parentStep: r.parent_step,
-    steps: r.steps,
-    journalBytes: r.journal_bytes,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    finishedAt: r.finished_at,
-    deadline: r.deadline,
-    version: r.version,
-    timeoutMs: r.timeout_ms,
-    pinned: r.pinned === 1,
-    parkedAt: r.parked_at,
-  };
-}
-
-/** A stored journal entry as a StepRow. */
-export function toStepRow(r: SqliteStepRow): StepRow {
-  return {
-    runId: r.run_id,
-    n: r.n,
-    kind: r.kind,
-    name: r.name,
-    state: r.state,
-    args: r.args,
-    outcome: r.outcome,
-    workId: r.work_id,
-    childId: r.child_id,
-    delivered: r.delivered,
-    startedAt: r.started_at,
-    finishedAt: r.finished_at,
-  };
-}
 
 /** The run update's statement parameters. */
 function updateParams(id: string, generation: number | null, u: RunUpdate): Record<string, unknown> {
