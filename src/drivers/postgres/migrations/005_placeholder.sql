@@ -1,0 +1,2 @@
+-- Placeholder: stands in for migration 005, which is written on another line of work; drop this file when that migration lands.
+SELECT 1;
