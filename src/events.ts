@@ -177,7 +177,13 @@ export function eventLevel(e: WorkpoolEvents[WorkpoolEventName]): LogLevel {
 }
 
 /** The highest level {@link eventLevel} gives each kind of event. */
-const HIGHEST_EVENT_LEVEL: Record<WorkpoolEventName, LogLevel> = { enqueued: "INFO", started: "INFO", completed: "WARN", report: "REPORT", progress: "TRACE" };
+const HIGHEST_EVENT_LEVEL: Record<WorkpoolEventName, LogLevel> = {
+  enqueued: "INFO",
+  started: "INFO",
+  completed: "WARN",
+  report: "REPORT",
+  progress: "TRACE",
+};
 
 /** The logger method each level is written with. */
 const SINK_METHOD: Record<LogLevel, keyof Logger> = {

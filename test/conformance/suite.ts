@@ -40,6 +40,7 @@ import { defineWorkflowEventCancelTests } from "./workflow-events-cancel.js";
 import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
+import { defineProgressLogTests } from "./progress-logs.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -79,6 +80,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowEventCancelTests(harness);
     defineWorkflowDeterminismTests(harness);
     defineWorkflowRetentionTests(harness);
+    defineProgressLogTests(harness);
     defineHeldConnectionTests(harness);
   });
 }

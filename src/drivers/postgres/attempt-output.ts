@@ -3,7 +3,12 @@
  * writes is one statement, each write fenced by its work row (still running on that
  * attempt for that worker) and replacing the attempt's stored record.
  */
-import { KEPT_ATTEMPT_OUTPUTS, type AttemptOutputOps, type AttemptOutputRow, type AttemptOutputWrite } from "../../driver/attempt-output-ops.js";
+import {
+  KEPT_ATTEMPT_OUTPUTS,
+  type AttemptOutputOps,
+  type AttemptOutputRow,
+  type AttemptOutputWrite,
+} from "../../driver/attempt-output-ops.js";
 import type { AttemptRef } from "../../driver/driver.js";
 import { run } from "./connection.js";
 import type { PgConnections } from "./connection/connections.js";
@@ -56,7 +61,12 @@ export class PgAttemptOutput implements AttemptOutputOps {
 
   async writeAttemptOutput(pool: string, workerId: string, writes: readonly AttemptOutputWrite[], now: number): Promise<AttemptRef[]> {
     if (!writes.length) return [];
-    const { rows } = await run<{ id: string; attempt: number }>(this.conn.db, this.sql.write, [pool, workerId, now, JSON.stringify(writes)]);
+    const { rows } = await run<{ id: string; attempt: number }>(this.conn.db, this.sql.write, [
+      pool,
+      workerId,
+      now,
+      JSON.stringify(writes),
+    ]);
     const applied = new Set(rows.map((r) => `${r.id}/${r.attempt}`));
     return writes.filter((w) => !applied.has(`${w.id}/${w.attempt}`)).map((w) => ({ id: w.id, attempt: w.attempt }));
   }

@@ -4,7 +4,12 @@
  * attempt's stored record; all of a batch in one write transaction.
  */
 import type { Database } from "better-sqlite3";
-import { KEPT_ATTEMPT_OUTPUTS, type AttemptOutputOps, type AttemptOutputRow, type AttemptOutputWrite } from "../../driver/attempt-output-ops.js";
+import {
+  KEPT_ATTEMPT_OUTPUTS,
+  type AttemptOutputOps,
+  type AttemptOutputRow,
+  type AttemptOutputWrite,
+} from "../../driver/attempt-output-ops.js";
 import type { AttemptRef } from "../../driver/driver.js";
 import type { SqliteConnectionAccess } from "./connection/connection-access.js";
 import { prepared, type Prepared } from "./statements.js";
