@@ -9,7 +9,7 @@ import { workpoolAdmin } from "../../src/admin/index.js";
 import { InvalidArgumentError, ManualClock, type ProgressEvent } from "../../src/index.js";
 import { OUTPUT_FLUSH_MS } from "../../src/internal/attempt-output.js";
 import type { StoreHarness } from "./harness.js";
-import { deferred, nextEvent, T0, useTestContext, withDriver } from "./context.js";
+import { aborted, deferred, nextEvent, T0, useTestContext, withDriver } from "./context.js";
 
 export function defineProgressLogTests<Tx>(harness: StoreHarness<Tx>): void {
   describe("progress and attempt logs", () => {
@@ -225,6 +225,57 @@ export function defineProgressLogTests<Tx>(harness: StoreHarness<Tx>): void {
       blocked.resolve();
       await step;
       expect(await t.driver.readAttemptOutput([held])).toEqual([]);
+    });
+
+    test("a canceled attempt's last progress and lines are stored before it finishes canceled", async () => {
+      const t = await ctx();
+      const pool = t.pool();
+      const running = deferred();
+      const job = pool.defineAction("job", async (c) => {
+        c.reportProgress(40);
+        c.log.info("waiting");
+        running.resolve();
+        await aborted(c.signal);
+        c.log.warn("aborted");
+      });
+      const id = await pool.enqueueAction(job, {});
+      const step = pool.runOnce();
+      await running.promise;
+      await pool.cancel(id);
+      await step;
+      const detail = await workpoolAdmin(t.h.store, { clock: t.clock }).get(id);
+      expect(detail?.resultKind).toBe("canceled");
+      expect(detail?.attemptOutput.map((o) => [o.attempt, o.progress, o.logs.map((l) => l.message)])).toEqual([
+        [1, 40, ["waiting", "aborted"]],
+      ]);
+    });
+
+    test("an attempt handed back by stop() writes nothing; its next run keeps its own lines", async () => {
+      const t = await ctx();
+      const first = t.pool();
+      const running = deferred();
+      const finish = deferred();
+      const job = first.defineAction("job", async (c) => {
+        c.log.info("first run");
+        running.resolve();
+        await finish.promise;
+        c.log.info("first run, after the hand-back");
+        c.reportProgress(100);
+      });
+      await first.start();
+      const id = await first.enqueueAction(job, {});
+      await running.promise;
+      await first.stop({ timeoutMs: 0 });
+      finish.resolve();
+      expect(await first.status(id)).toEqual({ state: "pending", previousAttempts: 0 });
+      expect(await t.driver.readAttemptOutput([id])).toEqual([]);
+      const second = t.pool();
+      second.defineAction("job", (c) => c.log.info(`second run, attempt ${c.attempt}`));
+      await second.runOnce();
+      const detail = await workpoolAdmin(t.h.store, { clock: t.clock }).get(id);
+      expect(detail?.attemptOutput.map((o) => [o.attempt, o.progress, o.logs.map((l) => l.message)])).toEqual([
+        [1, null, ["second run, attempt 1"]],
+      ]);
     });
 
     test("a mutation has neither progress nor log; deleting work deletes its attempts' output", async () => {
