@@ -91,9 +91,11 @@ export class AttemptOutputs<Tx> {
     return this.rt.options.clock.now();
   }
 
-  /** The output of a running attempt; made when its handler first reports. */
-  open(row: WorkRow): AttemptOutput {
-    return new AttemptOutput(row, this as AttemptOutputs<unknown>);
+  /** The output of an attempt, made when its handler first reports; `ended`: the attempt has ended, so it keeps nothing. */
+  open(row: WorkRow, ended = false): AttemptOutput {
+    const output = new AttemptOutput(row, this as AttemptOutputs<unknown>);
+    output.closed = ended;
+    return output;
   }
 
   /** `output` has something unwritten: it goes with the next write. */

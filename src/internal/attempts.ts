@@ -28,6 +28,8 @@ interface Inflight {
   handedBack: boolean;
   /** Its progress and log lines, once its handler reported any. */
   output: AttemptOutput | null;
+  /** Set once its handler's outcome is in: a report made later (a handler still running in the background) is ignored. */
+  ended: boolean;
 }
 
 const ABORT_MESSAGES: Record<AbortCause, string> = {
@@ -112,7 +114,7 @@ export class Attempts<Tx> {
       if (workLevel !== undefined) event.logLevel = workLevel;
       rt.events.emit(event);
     }
-    const entry: Inflight = { row, abort: new AttemptAbort(), done: null, submitted: false, handedBack: false, output: null };
+    const entry: Inflight = { row, abort: new AttemptAbort(), done: null, submitted: false, handedBack: false, output: null, ended: false };
     // Set before the attempt can settle: the handler starts a microtask later.
     this.inflight.set(row.id, entry);
     entry.done = this.run(entry);
@@ -138,7 +140,7 @@ export class Attempts<Tx> {
           : await runMutation(rt, row);
         for (const e of events) rt.events.emit(e);
       } else {
-        const output = (): AttemptOutput => (entry.output ??= this.outputs.open(row));
+        const output = (): AttemptOutput => (entry.output ??= this.outputs.open(row, entry.ended));
         const outcome = rt.tracing.enabled
           ? await rt.tracing.span(
               "attempt",
@@ -148,6 +150,7 @@ export class Attempts<Tx> {
               (o) => actionEnd(row, o),
             )
           : await runAction(rt, row, entry.abort, output);
+        entry.ended = true;
         // Its last progress and lines are stored before its outcome (or dropped with a lost attempt).
         if (entry.output) await this.outputs.finish(entry.output);
         // null: taken away from this worker (lease lost, shutdown); its result is not written.

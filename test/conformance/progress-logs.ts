@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { workpoolAdmin } from "../../src/admin/index.js";
-import { InvalidArgumentError, ManualClock, type ProgressEvent } from "../../src/index.js";
+import { InvalidArgumentError, ManualClock, type ActionCtx, type ProgressEvent } from "../../src/index.js";
 import { OUTPUT_FLUSH_MS } from "../../src/internal/attempt-output.js";
 import type { StoreHarness } from "./harness.js";
 import { aborted, deferred, nextEvent, T0, useTestContext, withDriver } from "./context.js";
@@ -72,7 +72,7 @@ export function defineProgressLogTests<Tx>(harness: StoreHarness<Tx>): void {
       ]);
     });
 
-    test("work that reports nothing writes nothing", async () => {
+    test("work that reports nothing writes nothing, nor do reports after its attempt ended", async () => {
       const t = await ctx();
       let writes = 0;
       const store = withDriver(t.h.store, {
@@ -82,8 +82,18 @@ export function defineProgressLogTests<Tx>(harness: StoreHarness<Tx>): void {
         },
       });
       const pool = t.pool({}, store);
-      const job = pool.defineAction("job", () => "done");
+      const contexts: ActionCtx[] = [];
+      const job = pool.defineAction("job", (c) => {
+        contexts.push(c);
+        return "done";
+      });
       const ids = await pool.enqueueActionBatch(job, [{}, {}, {}]);
+      await pool.runOnce();
+      expect(writes).toBe(0);
+      // Reports after the attempt ended (a handler's background work) are ignored.
+      contexts[0]!.reportProgress(50);
+      contexts[1]!.log.info("too late");
+      t.clock.advance(OUTPUT_FLUSH_MS);
       await pool.runOnce();
       expect(writes).toBe(0);
       expect(await t.driver.readAttemptOutput(ids)).toEqual([]);
