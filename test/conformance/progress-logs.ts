@@ -109,7 +109,7 @@ export function defineProgressLogTests<Tx>(harness: StoreHarness<Tx>): void {
           throw new Error("first fails");
         }
         c.log.warn("second attempt", { tries: c.attempt, tags: ["a", null] });
-        c.log.error("\u001b[31mred\u0007 <b>bold</b>\r\n");
+        c.log.error("\u0000\u001b[31mred\u0007 <b>bold</b>\r\n");
         return null;
       });
       const id = await pool.enqueueAction(job, {}, { retry: { maxAttempts: 2, initialBackoffMs: 0, base: 1 } });
@@ -127,7 +127,7 @@ export function defineProgressLogTests<Tx>(harness: StoreHarness<Tx>): void {
       // Control characters and markup are stored as given: whoever shows them escapes them.
       expect(second!.logs).toEqual([
         { at: T0, level: "warn", message: "second attempt", fields: { tries: 2, tags: ["a", null] } },
-        { at: T0, level: "error", message: "\u001b[31mred\u0007 <b>bold</b>\r\n" },
+        { at: T0, level: "error", message: "\u0000\u001b[31mred\u0007 <b>bold</b>\r\n" },
       ]);
     });
 
