@@ -4,7 +4,7 @@
  * registered with `pool.on(...)` (never filtered).
  */
 import { errorText } from "./error-text.js";
-import type { WorkId, WorkKind } from "./types.js";
+import type { JsonValue, WorkId, WorkKind } from "./types.js";
 
 /** Log levels, from most to least verbose. */
 export const LOG_LEVELS = ["DEBUG", "TRACE", "INFO", "REPORT", "WARN", "ERROR"] as const;
@@ -100,6 +100,23 @@ export interface CompletedEvent {
   logLevel?: LogLevel;
 }
 
+/**
+ * A running action's progress was stored (`ctx.reportProgress`): coalesced, so at most a
+ * few per second per attempt, the last value always before the attempt's outcome.
+ */
+export interface ProgressEvent {
+  event: "progress";
+  pool: string;
+  workId: WorkId;
+  fnName: string;
+  /** 1-based attempt number. */
+  attempt: number;
+  /** The last value reported before the write. */
+  progress: number | { [key: string]: JsonValue };
+  /** The work's own `logLevel`, when it has one: this event is logged against it instead of the pool's. */
+  logLevel?: LogLevel;
+}
+
 /** Periodic summary, written by the pool's maintenance leader every `reportIntervalMs`. */
 export interface ReportEvent {
   event: "report";
@@ -137,6 +154,7 @@ export interface WorkpoolEvents {
   started: StartedEvent;
   completed: CompletedEvent;
   report: ReportEvent;
+  progress: ProgressEvent;
 }
 
 /** Names of the events a pool emits. */
@@ -153,12 +171,19 @@ export function levelEnabled(level: LogLevel, min: LogLevel): boolean {
  */
 export function eventLevel(e: WorkpoolEvents[WorkpoolEventName]): LogLevel {
   if (e.event === "report") return "REPORT";
+  if (e.event === "progress") return "TRACE";
   if (e.event === "completed" && e.status === "failed" && e.onComplete === undefined) return "WARN";
   return "INFO";
 }
 
 /** The highest level {@link eventLevel} gives each kind of event. */
-const HIGHEST_EVENT_LEVEL: Record<WorkpoolEventName, LogLevel> = { enqueued: "INFO", started: "INFO", completed: "WARN", report: "REPORT" };
+const HIGHEST_EVENT_LEVEL: Record<WorkpoolEventName, LogLevel> = {
+  enqueued: "INFO",
+  started: "INFO",
+  completed: "WARN",
+  report: "REPORT",
+  progress: "TRACE",
+};
 
 /** The logger method each level is written with. */
 const SINK_METHOD: Record<LogLevel, keyof Logger> = {
@@ -231,6 +256,7 @@ export class EventHub {
     started: new Set(),
     completed: new Set(),
     report: new Set(),
+    progress: new Set(),
   };
 
   constructor(private readonly logger: PoolLogger) {}

@@ -5,6 +5,8 @@
 import { InvalidArgumentError } from "./errors.js";
 import { checkName } from "./checks.js";
 import type { OnCompleteArgs, WorkId } from "./types.js";
+import type { AttemptLog } from "./internal/attempt-logs.js";
+import type { Progress } from "./internal/progress.js";
 
 /** What an action receives besides its args. */
 export interface ActionCtx {
@@ -20,6 +22,18 @@ export interface ActionCtx {
   scheduledAt: number | null;
   /** The id of the schedule that enqueued this work; null for work no schedule enqueued. */
   scheduleId: string | null;
+  /**
+   * Reports how far this attempt got: a number from 0 to 100, or a JSON object of at most
+   * 4 KiB. Kept with the attempt and written coalesced (the last value always before its
+   * outcome); shown by `status()`, the admin API and the dashboard. A bad value throws
+   * InvalidArgumentError and changes nothing; calls after the attempt ended are ignored.
+   */
+  reportProgress(value: Progress): void;
+  /**
+   * Log lines kept with this attempt (the last 200 lines or 64 KiB; earlier ones dropped
+   * and counted), shown by the admin API, `workpool show --logs` and the dashboard.
+   */
+  readonly log: AttemptLog;
 }
 
 /** What a mutation receives besides its args. */

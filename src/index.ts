@@ -78,3 +78,6 @@ export type {
   RunStatus,
   ScheduledRunOptions,
 } from "./retrier/types.js";
+export type { Progress } from "./internal/progress.js";
+export type { AttemptLog, AttemptLogLevel, AttemptLogLine } from "./internal/attempt-logs.js";
+export type { ProgressEvent } from "./events.js";

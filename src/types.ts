@@ -120,6 +120,8 @@ export type Status<R = unknown> =
       priority?: number;
       /** The work's key, when it has one. */
       key?: string;
+      /** The last progress the running attempt reported and its worker wrote (`ctx.reportProgress`), when it reported any. */
+      progress?: number | { [key: string]: JsonValue };
     }
   | {
       state: "finished";

@@ -21,7 +21,7 @@ import { workIdTime } from "./ids.js";
 import { Enqueuer } from "./internal/enqueuer.js";
 import { POOL_RUNTIME, type PoolInternals, type PoolRuntime } from "./internal/runtime.js";
 import { Readiness } from "./internal/readiness.js";
-import { checkIds, toStatus } from "./internal/status.js";
+import { checkIds, runningProgress, toStatus } from "./internal/status.js";
 import { cancelWork } from "./internal/transitions/cancel.js";
 import { Worker, type RunOnceResult } from "./internal/worker.js";
 import { Tracing } from "./internal/tracing.js";
@@ -191,10 +191,11 @@ export class Workpool<Tx = unknown, P extends string = string> {
     const list = checkIds(field, ids);
     await this.readiness.ready();
     const rows = new Map((await this.driver.readWork(this.name, list)).map((r) => [r.id, r]));
+    const progress = await runningProgress(this.driver, rows.values());
     const now = this.opts.clock.now();
     return list.map((id) => {
       const row = rows.get(id);
-      if (row) return toStatus(row);
+      if (row) return toStatus(row, progress.get(id));
       // Retention deletes a row only after it finished retentionMs ago, and it finished
       // after it was created (the id's time); a younger id that is missing never existed.
       if (workIdTime(id) > now - this.opts.retentionMs) throw new UnknownWorkError(id);
@@ -295,10 +296,10 @@ export class Workpool<Tx = unknown, P extends string = string> {
     return this.worker.running;
   }
 
-  /** Listens to an event (`enqueued`, `started`, `completed`, `report`). Returns an unsubscribe function. */
+  /** Listens to an event (`enqueued`, `started`, `completed`, `report`, `progress`). Returns an unsubscribe function. */
   on<K extends WorkpoolEventName>(event: K, listener: (e: WorkpoolEvents[K]) => void): () => void {
-    if (!["enqueued", "started", "completed", "report"].includes(event)) {
-      throw new InvalidArgumentError("event", `must be one of enqueued, started, completed, report, got ${describeValue(event)}`);
+    if (!["enqueued", "started", "completed", "report", "progress"].includes(event)) {
+      throw new InvalidArgumentError("event", `must be one of enqueued, started, completed, report, progress, got ${describeValue(event)}`);
     }
     if (typeof listener !== "function") throw new InvalidArgumentError("listener", `must be a function, got ${describeValue(listener)}`);
     return this.events.on(event, listener);

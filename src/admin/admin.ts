@@ -91,7 +91,7 @@ class Admin<Tx> implements WorkpoolAdmin {
     const checked = checkId(id);
     await this.ready();
     const row = await this.driver.readWorkDetail(checked);
-    return row ? toWorkDetail(row) : null;
+    return row ? toWorkDetail(row, await this.driver.readAttemptOutput([row.id])) : null;
   }
 
   async cancel(id: string): Promise<boolean> {

@@ -7,6 +7,7 @@ export { workpoolAdmin } from "./admin.js";
 export { METRIC_NAMES } from "./metrics.js";
 export type {
   AdminStateFilter,
+  AttemptOutputRecord,
   AttemptRecord,
   ListOptions,
   ListPage,

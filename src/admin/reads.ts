@@ -5,7 +5,10 @@
 import type { PoolRead, WorkDetailRow, WorkListRow } from "../driver/admin-ops.js";
 import { DEFAULT_MAX_PARALLELISM } from "../options.js";
 import type { JsonValue, RunResult, WorkId } from "../types.js";
-import type { AttemptRecord, PoolSummary, WorkDetail, WorkSummary } from "./types.js";
+import type { AttemptOutputRecord, AttemptRecord, PoolSummary, WorkDetail, WorkSummary } from "./types.js";
+import type { AttemptOutputRow } from "../driver/attempt-output-ops.js";
+import type { AttemptLogLine } from "../internal/attempt-logs.js";
+import type { Progress } from "../internal/progress.js";
 import { readMeta } from "../internal/work-meta.js";
 import { startedSince, stateCounts } from "./pool-counts.js";
 
@@ -68,8 +71,21 @@ export function attemptHistory(row: WorkDetailRow, result: RunResult | null): At
   return history.slice(-HISTORY);
 }
 
-/** Everything about one stored row. */
-export function toWorkDetail(row: WorkDetailRow): WorkDetail {
+/** The stored outputs of a work's attempts, oldest first. */
+export function toAttemptOutput(rows: readonly AttemptOutputRow[]): AttemptOutputRecord[] {
+  return rows.map((r) => ({
+    attempt: r.attempt,
+    progress: r.progress === null ? null : (JSON.parse(r.progress) as Progress),
+    progressAt: r.progressAt,
+    logs: r.logs === null ? [] : (JSON.parse(r.logs) as AttemptLogLine[]),
+    droppedLines: r.logsDropped,
+    updatedAt: r.updatedAt,
+  }));
+}
+
+/** Everything about one stored row, with the stored outputs of its attempts. */
+export function toWorkDetail(row: WorkDetailRow, outputs: readonly AttemptOutputRow[] = []): WorkDetail {
+  const attemptOutput = toAttemptOutput(outputs);
   const result = row.result === null ? null : (JSON.parse(row.result) as RunResult<JsonValue | undefined>);
   const meta = readMeta(row);
   return {
@@ -94,5 +110,7 @@ export function toWorkDetail(row: WorkDetailRow): WorkDetail {
     traceparent: meta.trace?.traceparent ?? null,
     attemptHistory: attemptHistory(row, result),
     retriedAs: row.retriedAs as WorkId | null,
+    progress: attemptOutput.find((o) => o.attempt === row.attempt)?.progress ?? null,
+    attemptOutput,
   };
 }

@@ -6,6 +6,8 @@ import type { Registry } from "prom-client";
 import type { Clock } from "../clock.js";
 import type { LogLevel, WorkpoolEventName, WorkpoolEvents } from "../events.js";
 import type { JsonValue, ResultKind, WorkId } from "../types.js";
+import type { AttemptLogLine } from "../internal/attempt-logs.js";
+import type { Progress } from "../internal/progress.js";
 
 /** Filter of list(): a state, or one kind of finished work. `retrying` = pending with attempts made (waiting out a backoff). */
 export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" | "success" | "failed" | "canceled";
@@ -111,6 +113,25 @@ export interface WorkDetail extends WorkSummary {
   attemptHistory: AttemptRecord[];
   /** The new work retry() made of this one, or null: a work is retried at most once. */
   retriedAs: WorkId | null;
+  /** The last progress its latest attempt reported (`ctx.reportProgress`), or null. */
+  progress: Progress | null;
+  /** What its attempts reported of themselves (progress, log lines), oldest first; attempts that reported nothing are absent. */
+  attemptOutput: AttemptOutputRecord[];
+}
+
+/** What one attempt of an action reported of itself: its last progress and its log lines (`ctx.log`). */
+export interface AttemptOutputRecord {
+  attempt: number;
+  /** The last progress reported, or null. */
+  progress: Progress | null;
+  /** When it was reported (epoch ms), or null. */
+  progressAt: number | null;
+  /** The kept lines, oldest first: the last 200, within 64 KiB. Text is as the handler gave it. */
+  logs: AttemptLogLine[];
+  /** How many earlier lines were dropped to keep within those bounds. */
+  droppedLines: number;
+  /** When its worker last wrote it (epoch ms). */
+  updatedAt: number;
 }
 
 /** Options of admin.list(). */

@@ -11,6 +11,7 @@ import { AttemptAbort, AttemptAbortedError, type AbortCause } from "./attempt-ab
 import type { Completer } from "./completer.js";
 import { runAction, runMutation } from "./executor.js";
 import { Heartbeat } from "./heartbeat.js";
+import { AttemptOutputs, type AttemptOutput } from "./attempt-output.js";
 import type { PoolRuntime } from "./runtime.js";
 import { releaseAttempts } from "./transitions/release.js";
 import { workLogLevel } from "./work-meta.js";
@@ -25,6 +26,10 @@ interface Inflight {
   submitted: boolean;
   /** Set (synchronously) when stop() hands the attempt back: a late outcome is dropped. */
   handedBack: boolean;
+  /** Its progress and log lines, once its handler reported any. */
+  output: AttemptOutput | null;
+  /** Set once its handler's outcome is in: a report made later (a handler still running in the background) is ignored. */
+  ended: boolean;
 }
 
 const ABORT_MESSAGES: Record<AbortCause, string> = {
@@ -38,6 +43,7 @@ const ABORT_MESSAGES: Record<AbortCause, string> = {
 export class Attempts<Tx> {
   private readonly inflight = new Map<string, Inflight>();
   private readonly heartbeat: Heartbeat<Tx>;
+  private readonly outputs: AttemptOutputs<Tx>;
 
   /**
    * @param freed called when an attempt ended and its slot is free, with whether the
@@ -49,6 +55,7 @@ export class Attempts<Tx> {
     private readonly freed: (refilled: boolean) => void,
   ) {
     const inflight = this.inflight;
+    this.outputs = new AttemptOutputs(rt);
     this.heartbeat = new Heartbeat(rt, {
       get size() {
         return inflight.size;
@@ -107,7 +114,7 @@ export class Attempts<Tx> {
       if (workLevel !== undefined) event.logLevel = workLevel;
       rt.events.emit(event);
     }
-    const entry: Inflight = { row, abort: new AttemptAbort(), done: null, submitted: false, handedBack: false };
+    const entry: Inflight = { row, abort: new AttemptAbort(), done: null, submitted: false, handedBack: false, output: null, ended: false };
     // Set before the attempt can settle: the handler starts a microtask later.
     this.inflight.set(row.id, entry);
     entry.done = this.run(entry);
@@ -133,15 +140,19 @@ export class Attempts<Tx> {
           : await runMutation(rt, row);
         for (const e of events) rt.events.emit(e);
       } else {
+        const output = (): AttemptOutput => (entry.output ??= this.outputs.open(row, entry.ended));
         const outcome = rt.tracing.enabled
           ? await rt.tracing.span(
               "attempt",
               rt.pool,
               row,
-              () => runAction(rt, row, entry.abort),
+              () => runAction(rt, row, entry.abort, output),
               (o) => actionEnd(row, o),
             )
-          : await runAction(rt, row, entry.abort);
+          : await runAction(rt, row, entry.abort, output);
+        entry.ended = true;
+        // Its last progress and lines are stored before its outcome (or dropped with a lost attempt).
+        if (entry.output) await this.outputs.finish(entry.output);
         // null: taken away from this worker (lease lost, shutdown); its result is not written.
         if (outcome && !entry.handedBack) {
           entry.submitted = true;
@@ -180,6 +191,7 @@ export class Attempts<Tx> {
     if (!left.length) return;
     for (const f of left) {
       f.handedBack = true;
+      if (f.output) this.outputs.drop(f.output);
       this.abort(f, "shutdown");
     }
     await releaseAttempts(

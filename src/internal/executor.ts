@@ -16,6 +16,9 @@ import { errorDetail, errorText } from "../error-text.js";
 import type { PoolRuntime } from "./runtime.js";
 import { AttemptAbort, AttemptAbortedError } from "./attempt-abort.js";
 import { fallbackLevels, writeFallback } from "./transitions/fallback.js";
+import type { AttemptOutput } from "./attempt-output.js";
+import type { AttemptLog } from "./attempt-logs.js";
+import type { Progress } from "./progress.js";
 
 function missingHandler<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): AttemptOutcome {
   const found = rt.handlers.get(row.fnName);
@@ -51,8 +54,14 @@ function checkReturnValue(value: unknown): unknown {
 /**
  * Runs an action attempt. Resolves with its outcome, or null when the attempt was taken
  * away from this worker (lease lost, shutdown) and its result must not be written.
+ * `output` gives the attempt's progress and log keeper, made on the handler's first report.
  */
-export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: AttemptAbort): Promise<AttemptOutcome | null> {
+export async function runAction<Tx>(
+  rt: PoolRuntime<Tx>,
+  row: WorkRow,
+  abort: AttemptAbort,
+  output: () => AttemptOutput,
+): Promise<AttemptOutcome | null> {
   const handler = rt.handlers.get(row.fnName);
   if (!handler || handler.kind !== "action") return missingHandler(rt, row);
   const { clock } = rt.options;
@@ -72,6 +81,10 @@ export async function runAction<Tx>(rt: PoolRuntime<Tx>, row: WorkRow, abort: At
       scheduleId,
       get signal(): AbortSignal {
         return abort.signal;
+      },
+      reportProgress: (value: Progress) => output().reportProgress(value),
+      get log(): AttemptLog {
+        return output().log;
       },
     };
     // The handler starts a microtask later, once the worker has registered the attempt;

@@ -1,7 +1,8 @@
 /**
  * What `status()` says of a row, and the checks of the ids callers pass.
  */
-import type { WorkRow } from "../driver/driver.js";
+import type { AttemptOutputOps, WorkRow } from "../driver/driver.js";
+import type { Progress } from "./progress.js";
 import { InvalidArgumentError } from "../errors.js";
 import { isWorkId } from "../ids.js";
 import { describeValue } from "../checks.js";
@@ -30,13 +31,31 @@ function withOrder(status: Extract<Status, { state: "pending" | "running" }>, ro
   return status;
 }
 
-/** The status of a stored row. */
-export function toStatus(row: WorkRow): Status {
+/**
+ * The progress of each running row's attempt, by id, read only when some row is running:
+ * the JSON its worker last wrote.
+ */
+export async function runningProgress(driver: AttemptOutputOps, rows: Iterable<WorkRow>): Promise<Map<string, string>> {
+  const running = new Map<string, number>();
+  for (const r of rows) if (r.state === "running") running.set(r.id, r.attempt);
+  const progress = new Map<string, string>();
+  if (running.size === 0) return progress;
+  for (const o of await driver.readAttemptOutput([...running.keys()])) {
+    if (o.progress !== null && running.get(o.id) === o.attempt) progress.set(o.id, o.progress);
+  }
+  return progress;
+}
+
+/** The status of a stored row; `progress`: its running attempt's, as JSON. */
+export function toStatus(row: WorkRow, progress?: string): Status {
   switch (row.state) {
     case "pending":
       return withOrder({ state: "pending", previousAttempts: row.attempt }, row);
-    case "running":
-      return withOrder({ state: "running", previousAttempts: row.attempt - 1 }, row);
+    case "running": {
+      const status = withOrder({ state: "running", previousAttempts: row.attempt - 1 }, row);
+      if (progress !== undefined) (status as Extract<Status, { state: "running" }>).progress = JSON.parse(progress) as Progress;
+      return status;
+    }
     case "finished": {
       const status: Extract<Status, { state: "finished" }> = { state: "finished", result: JSON.parse(row.result!) as RunResult };
       if (row.onComplete && row.ocState !== "none") {

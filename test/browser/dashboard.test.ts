@@ -1,7 +1,7 @@
 /**
  * The dashboard in a real browser (Chromium through playwright-core) on a real SQLite
  * store with a live pool: counts change while work drains, its schedule is listed, filters, a work's page, cancel
- * of a running work, retry of a failed one, pause stopping starts, bulk actions with each
+ * of a running work, a running work's progress bar and each attempt's log lines, retry of a failed one, pause stopping starts, bulk actions with each
  * item's outcome, user data shown as text only, and a token-protected dashboard refusing
  * a request without its token. The run
  * saves the screenshots docs/dashboard.md shows.
@@ -13,7 +13,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { workpoolAdmin } from "../../src/admin/index.js";
 import { Workpool, type Store } from "../../src/index.js";
-import { quietLogger } from "../helpers/common.js";
+import { deferred, quietLogger } from "../helpers/common.js";
 import { serveDashboard, type ServedDashboard } from "../helpers/dashboard.js";
 import { openTestStore, type SqliteTestStore } from "../helpers/stores.js";
 import { launchChromium } from "./chromium.js";
@@ -169,6 +169,46 @@ test("cancel of a running work: its page shows it canceled", async () => {
   await expect.poll(() => page.locator("[data-state]").first().getAttribute("data-state"), { timeout: 20_000 }).toBe("running");
   await page.locator("button", { hasText: "Cancel" }).click();
   await expect.poll(() => page.locator("[data-state]").first().getAttribute("data-state"), { timeout: 20_000 }).toBe("canceled");
+});
+
+test("progress and logs: a running work's bar moves live, and each attempt's log lines are shown as text", async () => {
+  const stages = [deferred(), deferred(), deferred()];
+  const report = live.defineAction("report", async (c) => {
+    if (c.attempt === 1) {
+      c.log.error(XSS, { html: XSS });
+      throw new Error("first attempt fails");
+    }
+    c.log.info(`working ${XSS}`);
+    c.reportProgress(25);
+    await stages[0]!.promise;
+    c.reportProgress(75);
+    await stages[1]!.promise;
+    c.reportProgress({ note: XSS, done: 3 });
+    await stages[2]!.promise;
+    return "reported";
+  });
+  const id = await live.enqueueAction(report, {}, { retry: { maxAttempts: 2, initialBackoffMs: 10, base: 1 } });
+  await page.goto(`${dash.url}#/work/${id}`);
+  const bar = page.locator("progress[data-progress]");
+  await expect.poll(() => bar.getAttribute("data-progress"), { timeout: 20_000 }).toBe("25");
+  // The same page, not reloaded: its refresh moves the bar.
+  stages[0]!.resolve();
+  await expect.poll(() => bar.getAttribute("data-progress"), { timeout: 20_000 }).toBe("75");
+  expect(await page.locator(".progress span").innerText()).toBe("75%");
+  await page.screenshot({ path: `${IMAGES}dashboard-progress.png`, fullPage: true });
+  const first = page.locator('.attempt[data-attempt="1"]');
+  expect(await first.locator(".log-message").innerText()).toBe(XSS);
+  expect(await first.locator(".log-fields").innerText()).toBe(JSON.stringify({ html: XSS }));
+  expect(await page.locator('.attempt[data-attempt="2"] .state').innerText()).toBe("running");
+  expect(await page.locator('.attempt[data-attempt="2"] .log-message').innerText()).toBe(`working ${XSS}`);
+  stages[1]!.resolve();
+  await expect.poll(() => page.locator('[data-field="progress"]').count(), { timeout: 20_000 }).toBe(1);
+  expect(JSON.parse(await page.locator('[data-field="progress"]').innerText())).toEqual({ note: XSS, done: 3 });
+  stages[2]!.resolve();
+  await expect.poll(() => page.locator("[data-state]").first().getAttribute("data-state"), { timeout: 20_000 }).toBe("success");
+  expect(await page.locator("main img").count()).toBe(0);
+  expect(alerts).toEqual([]);
+  expect(consoleErrors.join("\n")).toBe("");
 });
 
 test("pause: the page shows the pool paused and no attempt starts until resume", async () => {

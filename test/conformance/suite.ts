@@ -43,6 +43,7 @@ import { defineWorkflowRetentionTests } from "./workflow-retention.js";
 import { defineWorkflowPatchTests } from "./workflow-patches.js";
 import { defineWorkflowVersionTests } from "./workflow-versions.js";
 import { defineWorkflowAdminReadTests } from "./workflow-admin-reads.js";
+import { defineProgressLogTests } from "./progress-logs.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -83,6 +84,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowDeterminismTests(harness);
     defineWorkflowRetentionTests(harness);
     defineWorkflowAdminReadTests(harness);
+    defineProgressLogTests(harness);
     defineHeldConnectionTests(harness);
     defineWorkflowPatchTests(harness);
     defineWorkflowVersionTests(harness);

@@ -134,8 +134,9 @@ test("functions are created before the migrations that create what they read, on
     expect(await adminQuery(`SELECT max(version) AS v FROM "${schema}".migrations`)).toEqual([
       { v: postgresSources().migrations.length + 1 },
     ]);
-    // The baseline's trigger found its function.
-    expect(await adminQuery(`SELECT tgname FROM pg_trigger WHERE tgrelid = $1::regclass`, [`"${schema}".work`])).toEqual([
+    // The migrations' triggers found their functions.
+    expect(await adminQuery(`SELECT tgname FROM pg_trigger WHERE tgrelid = $1::regclass ORDER BY tgname`, [`"${schema}".work`])).toEqual([
+      { tgname: "work_attempt_output_gone" },
       { tgname: "work_key_freed" },
     ]);
   }

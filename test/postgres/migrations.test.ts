@@ -27,6 +27,7 @@ test("eight stores migrating a new schema at the same moment create it once", as
     expect(rows).toEqual(postgresMigrations().map((m) => ({ version: m.version, name: m.name })));
     const tables = await adminQuery<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = $1 ORDER BY 1", [schema]);
     expect(tables.map((r) => r.t)).toEqual([
+      "attempt_output",
       "freed_keys",
       "functions",
       "leaders",

@@ -5,6 +5,7 @@
 import type { Command } from "commander";
 import type { AdminStateFilter, ListOptions, WorkDetail, WorkSummary } from "../../admin/types.js";
 import { ADMIN_STATE_FILTERS } from "../../admin/validate.js";
+import type { Progress } from "../../internal/progress.js";
 import type { Cli } from "../cli.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { ago, block, duration, parseCount, table, when } from "../format.js";
@@ -56,8 +57,33 @@ function retriedAs(w: WorkDetail): [string, Printable][] {
   return retryable || w.retriedAs !== null ? [["Retried as", w.retriedAs ?? "-"]] : [];
 }
 
-/** One work in full, then its attempts (with each failure's stack when `stacks`). */
-function detail(w: WorkDetail, c: Colors, now: number, stacks: boolean): Shown {
+/** A reported progress: a number as a percentage, an object as compact JSON. */
+function progressText(p: Progress): Printable {
+  return typeof p === "number" ? `${p}%` : jsonText(p, 0);
+}
+
+/**
+ * Each attempt's log lines, oldest first, one per output line: time, level, message and
+ * fields, every control character escaped (a message's line breaks too, so a line cannot
+ * pass for another).
+ */
+function logBlocks(w: WorkDetail, c: Colors): Shown[] {
+  return w.attemptOutput
+    .filter((o) => o.logs.length > 0 || o.droppedLines > 0)
+    .map((o) => {
+      const lines: Printable[] = [c.bold(`attempt ${o.attempt} logs`)];
+      if (o.droppedLines > 0) lines.push(c.dim(`(${o.droppedLines} earlier lines dropped)`));
+      for (const l of o.logs) {
+        const level = l.level === "error" ? c.red("error") : l.level === "warn" ? c.yellow("warn ") : "info ";
+        const fields = l.fields === undefined ? "" : t` ${jsonText(l.fields, 0)}`;
+        lines.push(t`${new Date(l.at).toISOString()} ${level} ${l.message}${fields}${l.cut ? c.dim(" (cut)") : ""}`);
+      }
+      return joinShown(lines, "\n");
+    });
+}
+
+/** One work in full, then its attempts (with each failure's stack when `stacks`, and their log lines when `logs`). */
+function detail(w: WorkDetail, c: Colors, now: number, stacks: boolean, logs: boolean): Shown {
   const pairs: [string, Printable][] = [
     ["ID", w.id],
     ["Pool", w.pool],
@@ -77,6 +103,7 @@ function detail(w: WorkDetail, c: Colors, now: number, stacks: boolean): Shown {
     ["Context", compactJson(w.context)],
     ["Result", resultText(w, c)],
   ];
+  if (w.progress !== null) pairs.push(["Progress", progressText(w.progress)]);
   if (w.result?.kind === "failed" && w.result.errorData !== undefined) pairs.push(["Error data", compactJson(w.result.errorData)]);
   pairs.push(...retriedAs(w), [
     "onComplete",
@@ -101,6 +128,10 @@ function detail(w: WorkDetail, c: Colors, now: number, stacks: boolean): Shown {
       // A stack's line breaks are its layout; every other control character is escaped.
       for (const a of w.attemptHistory) if (a.error?.stack) parts.push(t`${c.bold(`attempt ${a.attempt}`)}\n${multiline(a.error.stack)}`);
     }
+  }
+  if (logs) {
+    const blocks = logBlocks(w, c);
+    parts.push(...(blocks.length ? blocks : [t`no log lines`]));
   }
   return joinShown(parts, "\n\n");
 }
@@ -151,13 +182,14 @@ export function registerWork(program: Command, cli: Cli): void {
     .description("show one work in full, with the error of each failed attempt")
     .argument("<id>", "the work id")
     .option("--stack", "also print the stack of each failed attempt")
+    .option("--logs", "also print each attempt's log lines (ctx.log)")
     .option("--json", "print JSON (admin.get())")
-    .action(async (id: string, o: { stack?: boolean; json?: boolean }, command: Command) => {
+    .action(async (id: string, o: { stack?: boolean; logs?: boolean; json?: boolean }, command: Command) => {
       await cli.withStore(command, async (admin) => {
         const work = await admin.get(id);
         if (!work) throw new CliError(`no work with id ${id} in this store (it never existed, or retention deleted it)`, EXIT.notFound);
         if (o.json) cli.out.json(work);
-        else cli.out.line(detail(work, cli.out.color, Date.now(), o.stack === true));
+        else cli.out.line(detail(work, cli.out.color, Date.now(), o.stack === true, o.logs === true));
       });
     });
 }

@@ -7,7 +7,15 @@ import type { ListPage, PoolSummary, ScheduleSummary, WorkDetail } from "../../a
 import type { Series } from "../sampler.js";
 
 /** The admin API's shapes, as the reads answer them. */
-export type { ListPage, PoolSummary, ScheduleSummary, WorkDetail, WorkSummary, AttemptRecord } from "../../admin/types.js";
+export type {
+  ListPage,
+  PoolSummary,
+  ScheduleSummary,
+  WorkDetail,
+  WorkSummary,
+  AttemptRecord,
+  AttemptOutputRecord,
+} from "../../admin/types.js";
 /** The chart's series, as the server samples them. */
 export type { Series } from "../sampler.js";
 

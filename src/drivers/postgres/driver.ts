@@ -22,10 +22,13 @@
  * The driver holds one object per noun of the interface (work.ts, pools.ts, schedules.ts,
  * admin.ts); NounDelegation hands the pool, schedule and admin calls to theirs; the connections they run on are in connection/.
  */
+import { PgAttemptOutput } from "./attempt-output.js";
 import { NounDelegation } from "../../driver/noun-delegation.js";
 import type { Client, Pool, PoolClient } from "pg";
 import {
   DRIVER,
+  type AttemptOutputRow,
+  type AttemptOutputWrite,
   type AttemptRef,
   type CancelableFilter,
   type ClaimOptions,
@@ -104,6 +107,7 @@ export class PostgresDriver extends NounDelegation implements Driver<PoolClient>
   protected readonly pools: PgPools;
   protected readonly schedules: PgSchedules;
   protected readonly admin: PgAdmin;
+  private readonly output: PgAttemptOutput;
   private readonly flows: PgWorkflows;
 
   constructor(config: PostgresDriverConfig) {
@@ -132,6 +136,7 @@ export class PostgresDriver extends NounDelegation implements Driver<PoolClient>
     this.schedules = new PgSchedules(schema, channel, conn);
     this.admin = new PgAdmin(schema, channel, conn);
     this.flows = new PgWorkflows(schema, conn);
+    this.output = new PgAttemptOutput(schema, conn);
   }
 
   // The store as a whole.
@@ -199,6 +204,16 @@ export class PostgresDriver extends NounDelegation implements Driver<PoolClient>
 
   vacuum(now: number): Promise<boolean> {
     return this.work.vacuum(now);
+  }
+
+  // Attempt output (attempt-output.ts).
+
+  writeAttemptOutput(pool: string, workerId: string, writes: readonly AttemptOutputWrite[], now: number): Promise<AttemptRef[]> {
+    return this.output.writeAttemptOutput(pool, workerId, writes, now);
+  }
+
+  readAttemptOutput(ids: readonly string[]): Promise<AttemptOutputRow[]> {
+    return this.output.readAttemptOutput(ids);
   }
 
   // Workflows.

@@ -22,6 +22,15 @@ CREATE FUNCTION :"schema".attempt_log_append(p_log jsonb, p_entry jsonb) RETURNS
   END
 $$;
 
+CREATE FUNCTION :"schema".attempt_output_gone() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  DELETE FROM :"schema".attempt_output o USING gone g WHERE o.work_id = g.id;
+  RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION :"schema".claim(p_pool text, p_worker text, p_now bigint, p_lease_until bigint, p_limit integer, p_after_priority integer, p_after_run_at bigint, p_after_id text) RETURNS TABLE(max_parallelism integer, log_level text, key_parallelism integer, running_count integer, next_run_at bigint, claimed json)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
@@ -615,6 +624,16 @@ BEGIN
 END
 $$;
 
+CREATE TABLE :"schema".attempt_output (
+    work_id text NOT NULL COLLATE pg_catalog."C",
+    attempt integer NOT NULL,
+    progress text,
+    progress_at bigint,
+    logs text,
+    logs_dropped integer DEFAULT 0 NOT NULL,
+    updated_at bigint NOT NULL
+);
+
 CREATE TABLE :"schema".freed_keys (
     pool text NOT NULL COLLATE pg_catalog."C",
     key text NOT NULL
@@ -788,6 +807,9 @@ CREATE TABLE :"schema".workflow_steps (
     CONSTRAINT workflow_steps_state_check CHECK ((state = ANY (ARRAY['running'::text, 'waiting'::text, 'done'::text, 'failed'::text, 'canceled'::text])))
 );
 
+ALTER TABLE ONLY :"schema".attempt_output
+    ADD CONSTRAINT attempt_output_pkey PRIMARY KEY (work_id, attempt);
+
 ALTER TABLE ONLY :"schema".functions
     ADD CONSTRAINT functions_pkey PRIMARY KEY (name);
 
@@ -858,5 +880,7 @@ CREATE INDEX workflow_runs_parent ON :"schema".workflow_runs USING btree (parent
 CREATE INDEX workflow_runs_parked ON :"schema".workflow_runs USING btree (pool, name, version) WHERE (parked_at IS NOT NULL);
 
 CREATE INDEX workflow_runs_pool ON :"schema".workflow_runs USING btree (pool, state, id);
+
+CREATE TRIGGER work_attempt_output_gone AFTER DELETE ON :"schema".work REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION :"schema".attempt_output_gone();
 
 CREATE TRIGGER work_key_freed AFTER UPDATE OF state, key ON :"schema".work FOR EACH ROW WHEN (((old.key IS NOT NULL) AND ((((old.state)::text = 'running'::text) AND ((new.state)::text <> 'running'::text)) OR (((old.state)::text = 'pending'::text) AND (NOT old.parked) AND (((new.state)::text = 'finished'::text) OR (new.key IS DISTINCT FROM old.key)))))) EXECUTE FUNCTION :"schema".note_freed_key();

@@ -17,10 +17,13 @@
  * The driver holds one object per noun of the interface (work.ts, pools.ts, schedules.ts,
  * admin.ts); NounDelegation hands the pool, schedule and admin calls to theirs.
  */
+import { SqliteAttemptOutput } from "./attempt-output.js";
 import { NounDelegation } from "../../driver/noun-delegation.js";
 import type { Database } from "better-sqlite3";
 import {
   DRIVER,
+  type AttemptOutputRow,
+  type AttemptOutputWrite,
   type AttemptRef,
   type CancelableFilter,
   type ClaimOptions,
@@ -67,6 +70,7 @@ export class SqliteDriver extends NounDelegation implements Driver<Database>, St
   protected readonly pools: SqlitePools;
   protected readonly schedules: SqliteSchedules;
   protected readonly admin: SqliteAdmin;
+  private readonly output: SqliteAttemptOutput;
   private readonly flows: SqliteWorkflows;
 
   /**
@@ -87,6 +91,7 @@ export class SqliteDriver extends NounDelegation implements Driver<Database>, St
     this.schedules = new SqliteSchedules(db, this.access, this.wakeups);
     this.admin = new SqliteAdmin(db, this.access, this.wakeups);
     this.flows = new SqliteWorkflows(db, this.access);
+    this.output = new SqliteAttemptOutput(db, this.access);
   }
 
   // The store as a whole.
@@ -150,6 +155,16 @@ export class SqliteDriver extends NounDelegation implements Driver<Database>, St
 
   transaction<T>(fn: (ops: TxOps<Database>) => Promise<T>): Promise<T> {
     return this.work.transaction(fn);
+  }
+
+  // Attempt output (attempt-output.ts).
+
+  writeAttemptOutput(pool: string, workerId: string, writes: readonly AttemptOutputWrite[], now: number): Promise<AttemptRef[]> {
+    return this.output.writeAttemptOutput(pool, workerId, writes, now);
+  }
+
+  readAttemptOutput(ids: readonly string[]): Promise<AttemptOutputRow[]> {
+    return this.output.readAttemptOutput(ids);
   }
 
   // Workflows.

@@ -1,6 +1,7 @@
 /**
  * A work's page: what it is and when it ran, its args, context, result and onComplete, its
- * trace context, and every kept attempt with its error on a timeline; cancel and retry.
+ * trace context, its latest progress (a bar the page's refresh moves), and every kept attempt
+ * with its error and log lines on a timeline; cancel and retry.
  * All user data is shown as text.
  */
 import { html } from "htm/preact";
@@ -9,6 +10,7 @@ import { stateOf } from "../shared/format.js";
 import { usePoll } from "../shared/hooks.js";
 import { AttemptsSection } from "./attempts.js";
 import { OnCompleteSection } from "./on-complete.js";
+import { ProgressSection } from "./progress.js";
 import { TracingSection } from "./tracing.js";
 import { WorkActions } from "./work-actions.js";
 import { WorkHeading } from "./work-heading.js";
@@ -26,6 +28,7 @@ export function WorkPage({ id, session }: { id: string; session: Session }) {
     <${WorkHeading} w=${w} state=${state} />
     <${WorkActions} w=${w} state=${state} readOnly=${session.readOnly} reload=${work.reload} />
     <${WorkTimes} w=${w} />
+    <${ProgressSection} w=${w} />
     <${WorkValues} w=${w} />
     <${OnCompleteSection} w=${w} />
     <${TracingSection} w=${w} />
