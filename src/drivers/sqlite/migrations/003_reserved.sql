@@ -1,0 +1,2 @@
+-- Reserved: this version changes nothing.
+SELECT 1;
