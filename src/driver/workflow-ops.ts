@@ -45,11 +45,14 @@ export interface RunRow {
   updatedAt: number;
   finishedAt: number | null;
   deadline: number | null;
+  /** The run's trace context (JSON), when its pool traces. */
+  trace: string | null;
 }
 
 /** A new run. */
 export type NewRun = Pick<RunRow, "id" | "pool" | "name" | "args" | "onComplete" | "context" | "parentId" | "parentStep" | "deadline"> & {
   now: number;
+  trace?: string | null;
 };
 
 /** A journal entry as stored. */
@@ -100,6 +103,8 @@ export interface WorkflowOps {
   advanceRun(id: string, generation: number, update: RunUpdate): Maybe<boolean>;
   /** Applies `update` whatever the generation, and moves to the next generation. */
   updateRun(id: string, update: RunUpdate): Maybe<void>;
+  /** Replaces the run's trace context; the generation stays (tracing is no state of the run). */
+  setTrace(id: string, trace: string): Maybe<void>;
   /** The run's journal from entry `from` on, in order. */
   readSteps(runId: string, from?: number): Maybe<StepRow[]>;
   /** The run's entries that have an outcome the function was not given yet (not now/random/uuid), in order. */
