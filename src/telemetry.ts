@@ -101,8 +101,7 @@ export interface WorkflowAdvanceTraceInfo extends WorkflowTraceInfo {
 
 /** How an advance ended: what it wrote, or nothing (`fenced`: another writer moved the run first). */
 export type WorkflowAdvanceEnd =
-  | { outcome: "waiting" | "finished" | "blocked" | "fenced"; replayedEntries: number }
-  | { outcome: "error"; error: unknown };
+  { outcome: "waiting" | "finished" | "blocked" | "fenced"; replayedEntries: number } | { outcome: "error"; error: unknown };
 
 /** The span of one advance. */
 export interface WorkflowAdvanceTrace {
@@ -176,5 +175,7 @@ export function checkTelemetry(value: unknown): Telemetry {
 
 function isWorkflowTelemetry(value: unknown): boolean {
   const w = value as Partial<Record<keyof WorkflowTelemetry, unknown>> | null;
-  return typeof w === "object" && w !== null && typeof w.start === "function" && typeof w.advance === "function" && typeof w.step === "function";
+  return (
+    typeof w === "object" && w !== null && typeof w.start === "function" && typeof w.advance === "function" && typeof w.step === "function"
+  );
 }

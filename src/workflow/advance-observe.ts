@@ -45,7 +45,12 @@ function advanceOutcome(done: AdvanceDone): Exclude<WorkflowAdvanceEnd["outcome"
 }
 
 /** Stores the advance's trace context with the run, in the advance's transaction, once it committed. */
-export async function storeAdvanceTrace<Tx>(engine: Engine<Tx>, ops: TxOps<Tx>, run: RunRow, span: StartedAdvanceTrace | null): Promise<void> {
+export async function storeAdvanceTrace<Tx>(
+  engine: Engine<Tx>,
+  ops: TxOps<Tx>,
+  run: RunRow,
+  span: StartedAdvanceTrace | null,
+): Promise<void> {
   if (span?.stored) await opsOn(engine, ops.tx).setTrace(run.id, span.stored);
 }
 

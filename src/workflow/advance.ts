@@ -135,11 +135,14 @@ async function advanceFrom<Tx>(
   const done = exec;
   const result = await engine.driver.transaction(async (ops) => {
     const committed = await commitAdvance(engine, ops, run, done, journalLength, delivered, now);
-    if (committed) await storeAdvanceTrace(engine, ops, run, span);
+    if (committed) {
+      await storeAdvanceTrace(engine, ops, run, span);
+      const steps = deliveredSteps(engine, fresh, delivered);
+      engine.events.later(ops, () => reportDelivered(engine, run, steps));
+    }
     return committed;
   });
   keepOrDrop(engine, run, exec, result);
-  if (result) reportDelivered(engine, run, deliveredSteps(engine, fresh, delivered));
   return { exec, committed: result, replayedEntries: replayedSteps, report: { mode: result ? mode : "fenced", replayedSteps } };
 }
 

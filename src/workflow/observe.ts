@@ -23,10 +23,11 @@ export interface DeliveredStep {
   childId: string | null;
 }
 
-/** A transaction of the workflow layer: what runs once it has settled. */
+/** A transaction of the workflow layer: what runs once it has settled (`last` after the others: a run's end after its steps). */
 interface OpenTransaction {
   depth: number;
   jobs: (() => void)[];
+  last: (() => void)[];
 }
 
 /** Emits a pool's workflow events; holds back those written in a transaction until it settles. */
@@ -68,14 +69,15 @@ export class WorkflowEvents {
     let entry: OpenTransaction | undefined;
     const value = await driver.transaction(async (ops) => {
       entry = this.open.get(ops);
-      if (!entry) this.open.set(ops, (entry = { depth: 0, jobs: [] }));
-      const mark = entry.jobs.length;
+      if (!entry) this.open.set(ops, (entry = { depth: 0, jobs: [], last: [] }));
+      const marks = [entry.jobs.length, entry.last.length] as const;
       entry.depth++;
       try {
         return await fn(ops);
       } catch (e) {
         // Its writes roll back (the transaction, or the savepoint): so do its events.
-        entry.jobs.length = mark;
+        entry.jobs.length = marks[0];
+        entry.last.length = marks[1];
         throw e;
       } finally {
         entry.depth--;
@@ -85,15 +87,15 @@ export class WorkflowEvents {
     return value;
   }
 
-  /** Runs `job` once the workflow-layer transaction of `ops` has settled; at once outside one. */
-  later(ops: object, job: () => void): void {
+  /** Runs `job` once the workflow-layer transaction of `ops` has settled (with `last`, after the others); at once outside one. */
+  later(ops: object, job: () => void, last = false): void {
     const entry = this.open.get(ops);
-    if (entry && entry.depth > 0) entry.jobs.push(job);
+    if (entry && entry.depth > 0) (last ? entry.last : entry.jobs).push(job);
     else job();
   }
 
   private flush(entry: OpenTransaction): void {
-    const jobs = entry.jobs.splice(0);
+    const jobs = [...entry.jobs.splice(0), ...entry.last.splice(0)];
     for (const job of jobs) job();
   }
 
@@ -113,19 +115,22 @@ export class WorkflowEvents {
   /** `run` ended with `result` at `now`, its journal `steps` entries and `bytes` long: emitted once `ops`' transaction settles. */
   finished(ops: object, run: RunRow, result: WorkflowResult<unknown>, now: number, steps: number, bytes: number): void {
     if (!this.hub.wants("workflowFinished")) return;
-    this.later(ops, () =>
-      this.hub.emit({
-        event: "workflowFinished",
-        pool: this.pool,
-        workflowId: run.id,
-        workflow: run.name,
-        outcome: result.kind,
-        ...(result.kind === "failed" ? { error: result.error } : {}),
-        finishedAt: now,
-        durationMs: Math.max(0, now - run.createdAt),
-        journalEntries: steps,
-        journalBytes: bytes,
-      }),
+    this.later(
+      ops,
+      () =>
+        this.hub.emit({
+          event: "workflowFinished",
+          pool: this.pool,
+          workflowId: run.id,
+          workflow: run.name,
+          outcome: result.kind,
+          ...(result.kind === "failed" ? { error: result.error } : {}),
+          finishedAt: now,
+          durationMs: Math.max(0, now - run.createdAt),
+          journalEntries: steps,
+          journalBytes: bytes,
+        }),
+      true,
     );
   }
 

@@ -60,7 +60,12 @@ export class WorkflowTracing {
   start(run: { id: string; name: string; parentId: string | null }): StartedRunTrace | null {
     if (!this.enabled) return null;
     try {
-      const span: WorkflowStartTrace = this.hooks!.start({ pool: this.pool, workflowId: run.id, workflow: run.name, parentId: run.parentId });
+      const span: WorkflowStartTrace = this.hooks!.start({
+        pool: this.pool,
+        workflowId: run.id,
+        workflow: run.name,
+        parentId: run.parentId,
+      });
       const carrier = span.carrier;
       return {
         stored: carrier ? JSON.stringify({ run: carrier } satisfies StoredTrace) : null,
