@@ -91,6 +91,7 @@ async function advanceFrom<Tx>(
   let exec = kept;
   let mode: AdvanceReport["mode"] = "resumed";
   let replayedSteps = 0;
+  let replayedEntries = 0;
   let journalLength: number;
   let fresh: readonly StepRow[];
   if (exec) {
@@ -116,7 +117,8 @@ async function advanceFrom<Tx>(
       const missing = journal[exec.calls.length]!;
       exec.block({ n: missing.n, expected: null, recorded: entryInfo(missing) });
     }
-    reportReplay(engine, run, journal.length, replayStart);
+    replayedEntries = journal.length;
+    reportReplay(engine, run, replayedEntries, replayStart);
     noteReplayedCalls(engine, exec, journal);
     fresh = journal.filter((e) => e.delivered === null && e.kind !== "value" && e.outcome !== null);
   }
@@ -143,7 +145,7 @@ async function advanceFrom<Tx>(
     return committed;
   });
   keepOrDrop(engine, run, exec, result);
-  return { exec, committed: result, replayedEntries: replayedSteps, report: { mode: result ? mode : "fenced", replayedSteps } };
+  return { exec, committed: result, replayedEntries, report: { mode: result ? mode : "fenced", replayedSteps } };
 }
 
 /**

@@ -41,6 +41,7 @@ import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
 import { defineWorkflowMetricsTests } from "./workflow-metrics.js";
+import { defineWorkflowTelemetryTests } from "./workflow-telemetry.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -82,5 +83,6 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowRetentionTests(harness);
     defineHeldConnectionTests(harness);
     defineWorkflowMetricsTests(harness);
+    defineWorkflowTelemetryTests(harness);
   });
 }
