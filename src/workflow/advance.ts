@@ -19,7 +19,7 @@ import {
   reportReplay,
   storeAdvanceTrace,
   type AdvanceDone,
-} from "./advance-observe.js";
+} from "./run-observe.js";
 import { commitBlocked, commitEnd, commitSteps } from "./commit.js";
 import { timeoutMessage } from "./finish.js";
 import type { Definition, Engine } from "./engine.js";

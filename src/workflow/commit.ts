@@ -12,7 +12,7 @@ import { enqueueAdvance, opsOn, type Engine } from "./engine.js";
 import { requestEntry, type StepCall, type StepOutcome } from "./execution.js";
 import { finishRun } from "./finish.js";
 import { noteCallStart } from "./observe.js";
-import { traceStart } from "./telemetry.js";
+import { traceStart } from "./run-observe.js";
 import type { WorkflowResult } from "./types.js";
 
 /** The rounds of one advance: outcomes given to the function, and the new calls it made. */

@@ -8,7 +8,7 @@
  */
 import type { TxOps } from "../driver/driver.js";
 import { commitAdvance, keepOrDrop } from "./advance.js";
-import { inAdvanceSpan, reportDelivered, storeAdvanceTrace } from "./advance-observe.js";
+import { inAdvanceSpan, reportDelivered, storeAdvanceTrace } from "./run-observe.js";
 import { opsOn, type Engine } from "./engine.js";
 import { Execution, type StepOutcome } from "./execution.js";
 import { deliveredCall } from "./observe.js";

@@ -13,7 +13,7 @@ import { POOL_RUNTIME } from "../internal/runtime.js";
 import { encodeJson, encodeOptionalJson } from "../json.js";
 import type { Workpool } from "../workpool.js";
 import { andThen, enqueueAdvance, type Definition, type Engine } from "./engine.js";
-import { traceStart } from "./telemetry.js";
+import { traceStart } from "./run-observe.js";
 import { UnknownWorkflowError } from "./errors.js";
 import { Executions } from "./executions.js";
 import { WorkflowEvents } from "./observe.js";

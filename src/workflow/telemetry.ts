@@ -7,7 +7,7 @@
  * none of it and stores no context. A hook that throws never fails a run: it is reported
  * once, as a process warning, and the manager traces nothing more.
  */
-import type { NewRun, RunRow } from "../driver/workflow-ops.js";
+import type { RunRow } from "../driver/workflow-ops.js";
 import { errorText } from "../error-text.js";
 import type {
   TraceCarrier,
@@ -17,7 +17,6 @@ import type {
   WorkflowStartTrace,
   WorkflowTelemetry,
 } from "../telemetry.js";
-import type { Engine } from "./engine.js";
 import type { DeliveredStep } from "./observe.js";
 
 /** The trace context stored with a run: its root span's, and its last committed advance's. */
@@ -161,30 +160,6 @@ export class WorkflowTracing {
       code: "WORKPOOL_TELEMETRY_THREW",
     });
   }
-}
-
-/**
- * Writes a new run with `write` inside its root span when the pool traces (the span's
- * context goes into `run.trace`), and ends the span once the write settled.
- */
-export function traceStart<Tx, T>(engine: Engine<Tx>, run: NewRun, write: () => T): T {
-  const span = engine.tracing.start(run);
-  if (!span) return write();
-  run.trace = span.stored;
-  let result: T;
-  try {
-    result = span.run(write);
-  } catch (e) {
-    span.end(e);
-    throw e;
-  }
-  if (result instanceof Promise) {
-    result.then(
-      () => span.end(),
-      (e: unknown) => span.end(e),
-    );
-  } else span.end();
-  return result;
 }
 
 /** The stored trace of a run; empty when there is none or it cannot be read. */

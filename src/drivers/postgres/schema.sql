@@ -754,6 +754,7 @@ CREATE TABLE :"schema".workflow_runs (
     updated_at bigint NOT NULL,
     finished_at bigint,
     deadline bigint,
+    trace text,
     CONSTRAINT workflow_runs_state_check CHECK ((state = ANY (ARRAY['running'::text, 'canceling'::text, 'blocked'::text, 'success'::text, 'failed'::text, 'canceled'::text])))
 );
 

@@ -154,7 +154,7 @@ CREATE TABLE workpool_workflow_runs (
   updated_at    INTEGER NOT NULL,
   finished_at   INTEGER,
   deadline      INTEGER
-) WITHOUT ROWID;
+, trace TEXT) WITHOUT ROWID;
 
 CREATE TABLE workpool_workflow_steps (
   run_id      TEXT NOT NULL,

@@ -1,10 +1,11 @@
 /**
- * What an advance reports to the pool's listeners and tracer: its span (when the pool
- * traces), the replay it made, and the steps whose outcomes it gave the function, once
- * they are committed. With neither listeners nor a tracer it costs a few checks.
+ * What the engine reports to the pool's listeners and tracer: a run's root span at its
+ * start, an advance's span (when the pool traces), the replay it made, and the steps whose
+ * outcomes it gave the function, once they are committed. With neither listeners nor a
+ * tracer it costs a few checks.
  */
 import type { TxOps } from "../driver/driver.js";
-import type { RunRow, StepRow } from "../driver/workflow-ops.js";
+import type { NewRun, RunRow, StepRow } from "../driver/workflow-ops.js";
 import type { WorkflowAdvanceEnd, WorkflowAdvanceTraceInfo } from "../telemetry.js";
 import { opsOn, type Engine } from "./engine.js";
 import type { Execution } from "./execution.js";
@@ -85,4 +86,28 @@ export function deliveredSteps<Tx>(engine: Engine<Tx>, fresh: readonly StepRow[]
   if (!delivered.length || !observesSteps(engine)) return [];
   const given = new Set(delivered);
   return fresh.filter((e) => given.has(e.n)).map(deliveredRow);
+}
+
+/**
+ * Writes a new run with `write` inside its root span when the pool traces (the span's
+ * context goes into `run.trace`), and ends the span once the write settled.
+ */
+export function traceStart<Tx, T>(engine: Engine<Tx>, run: NewRun, write: () => T): T {
+  const span = engine.tracing.start(run);
+  if (!span) return write();
+  run.trace = span.stored;
+  let result: T;
+  try {
+    result = span.run(write);
+  } catch (e) {
+    span.end(e);
+    throw e;
+  }
+  if (result instanceof Promise) {
+    result.then(
+      () => span.end(),
+      (e: unknown) => span.end(e),
+    );
+  } else span.end();
+  return result;
 }
