@@ -183,5 +183,38 @@ export function defineWorkflowMetricsTests<Tx>(harness: StoreHarness<Tx>): void 
       expect(await wf.status(id)).toMatchObject({ state: "success", result: 42 });
       expect(seen).toEqual(["workflowStarted once", "workflowStep once", "workflowFinished once"]);
     });
+
+    test("a run's end written in a transaction that then fails is not reported; the end that commits is, once", async () => {
+      const t = await ctx();
+      let failWrites = false;
+      // The journal write that follows the run's end fails once: the whole write rolls back.
+      const store = withDriver(t.h.store, {
+        workflows(real, tx) {
+          const ops = real.workflows(tx);
+          return {
+            ...ops,
+            insertSteps(rows) {
+              if (failWrites) {
+                failWrites = false;
+                throw new Error("disk full");
+              }
+              return ops.insertSteps(rows);
+            },
+          };
+        },
+      });
+      const { pool, wf } = workflowPool(t, {}, store);
+      const finished: string[] = [];
+      pool.on("workflowFinished", (e) => void finished.push(e.outcome));
+      const act = pool.defineAction("act", () => 1);
+      const flow = wf.define("flow", async (step) => (await step.runAction(act, null)) + 1);
+      const id = await wf.start(flow, null);
+      await pool.runOnce(); // the first advance: the step's work
+      failWrites = true;
+      await drain(pool); // the step ends; going on in memory fails, and an advance ends the run
+      expect(failWrites).toBe(false);
+      expect(await wf.status(id)).toMatchObject({ state: "success", result: 2 });
+      expect(finished).toEqual(["success"]);
+    });
   });
 }
