@@ -137,11 +137,9 @@ async function advanceFrom<Tx>(
   const done = exec;
   const result = await engine.driver.transaction(async (ops) => {
     const committed = await commitAdvance(engine, ops, run, done, journalLength, delivered, now);
-    if (committed) {
-      await storeAdvanceTrace(engine, ops, run, span);
-      const steps = deliveredSteps(engine, fresh, delivered);
-      engine.events.later(ops, () => reportDelivered(engine, run, steps));
-    }
+    if (committed && span) await storeAdvanceTrace(engine, ops, run, span);
+    const steps = committed ? deliveredSteps(engine, fresh, delivered) : [];
+    if (steps.length) engine.events.later(ops, () => reportDelivered(engine, run, steps));
     return committed;
   });
   keepOrDrop(engine, run, exec, result);

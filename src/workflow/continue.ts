@@ -36,7 +36,7 @@ export async function continueHere<Tx>(
     await Execution.settle();
     const now = engine.rt.options.clock.now();
     const committed = await commitAdvance(engine, ops, run, exec, journalLength, [n], now);
-    if (committed) await storeAdvanceTrace(engine, ops, run, span);
+    if (committed && span) await storeAdvanceTrace(engine, ops, run, span);
     keepOrDrop(engine, run, exec, committed);
     const step = committed && call ? deliveredCall(call, outcome, now) : null;
     if (step) engine.events.later(ops, () => reportDelivered(engine, run, [step]));

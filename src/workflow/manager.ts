@@ -62,8 +62,9 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
     const o = (options === undefined ? {} : checkOptionKeys("options", options, MANAGER_KEYS, "WorkflowManager")) as WorkflowManagerOptions;
     const { rt } = internals;
     const events = new WorkflowEvents(rt.events, rt.pool);
-    // Its transactions hold back the events they write until they commit.
-    this.driver = events.holding(rt.driver);
+    const tracing = new WorkflowTracing(rt.options.telemetry?.workflow ?? null, rt.pool);
+    // Its transactions hold back the events and spans they write until they commit.
+    this.driver = events.holding(rt.driver, () => tracing.enabled || events.wanted);
     this.ready = internals.ready;
     if (rt.handlers.get("workpool:workflow.advance")) {
       throw new InvalidArgumentError(
@@ -84,7 +85,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
       maxJournalBytes:
         o.maxJournalBytes === undefined ? 64 * 1024 * 1024 : checkInt("options.maxJournalBytes", o.maxJournalBytes, 1024, 2 ** 40),
       events,
-      tracing: new WorkflowTracing(rt.options.telemetry?.workflow ?? null, rt.pool),
+      tracing,
     };
     this.engine = engine;
   }

@@ -45,13 +45,20 @@ export class WorkflowEvents {
     return this.hub.wants(name);
   }
 
+  /** Whether any workflow event has a listener or a log line. */
+  get wanted(): boolean {
+    const hub = this.hub;
+    return hub.wants("workflowStarted") || hub.wants("workflowFinished") || hub.wants("workflowStep") || hub.wants("workflowReplayed");
+  }
+
   /**
    * `driver` with a transaction() that runs what {@link later} queued in it once it has
    * committed (or, nested in a transaction of the pool, once its savepoint is released),
-   * and drops it if it fails.
+   * and drops it if it fails; while `needed()` is false it is the driver's own.
    */
-  holding<Tx>(driver: Driver<Tx>): Driver<Tx> {
-    const transaction = <T>(fn: (ops: TxOps<Tx>) => Promise<T>): Promise<T> => this.hold(driver, fn);
+  holding<Tx>(driver: Driver<Tx>, needed: () => boolean): Driver<Tx> {
+    // Nobody to report to (no listener, no log line, no tracer): no bookkeeping either.
+    const transaction = <T>(fn: (ops: TxOps<Tx>) => Promise<T>): Promise<T> => (needed() ? this.hold(driver, fn) : driver.transaction(fn));
     const bound = new Map<PropertyKey, unknown>();
     return new Proxy(driver, {
       get(target, prop) {
@@ -67,22 +74,28 @@ export class WorkflowEvents {
 
   private async hold<Tx, T>(driver: Driver<Tx>, fn: (ops: TxOps<Tx>) => Promise<T>): Promise<T> {
     let entry: OpenTransaction | undefined;
-    const value = await driver.transaction(async (ops) => {
-      entry = this.open.get(ops);
-      if (!entry) this.open.set(ops, (entry = { depth: 0, jobs: [], last: [] }));
-      const marks = [entry.jobs.length, entry.last.length] as const;
-      entry.depth++;
-      try {
-        return await fn(ops);
-      } catch (e) {
-        // Its writes roll back (the transaction, or the savepoint): so do its events.
-        entry.jobs.length = marks[0];
-        entry.last.length = marks[1];
-        throw e;
-      } finally {
-        entry.depth--;
+    let marks = [0, 0];
+    let value: T;
+    try {
+      value = await driver.transaction(async (ops) => {
+        entry = this.open.get(ops);
+        if (!entry) this.open.set(ops, (entry = { depth: 0, jobs: [], last: [] }));
+        marks = [entry.jobs.length, entry.last.length];
+        entry.depth++;
+        try {
+          return await fn(ops);
+        } finally {
+          entry.depth--;
+        }
+      });
+    } catch (e) {
+      // Its writes rolled back (the transaction, or the savepoint), or its commit failed: so do its events.
+      if (entry) {
+        entry.jobs.length = Math.min(entry.jobs.length, marks[0]!);
+        entry.last.length = Math.min(entry.last.length, marks[1]!);
       }
-    });
+      throw e;
+    }
     if (entry && entry.depth === 0) this.flush(entry);
     return value;
   }

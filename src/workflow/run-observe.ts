@@ -20,14 +20,17 @@ export interface AdvanceDone {
 }
 
 /** Runs `body`, one advance of `run`, inside its span when the pool traces. */
-export async function inAdvanceSpan<Tx, R extends AdvanceDone>(
+export function inAdvanceSpan<Tx, R extends AdvanceDone>(
   engine: Engine<Tx>,
   run: RunRow,
   mode: WorkflowAdvanceTraceInfo["mode"],
   body: (span: StartedAdvanceTrace | null) => Promise<R>,
 ): Promise<R> {
   const span = engine.tracing.advance(run, mode);
-  if (!span) return body(null);
+  return span ? traced(span, body) : body(null);
+}
+
+async function traced<R extends AdvanceDone>(span: StartedAdvanceTrace, body: (span: StartedAdvanceTrace) => Promise<R>): Promise<R> {
   let done: R;
   try {
     done = await span.run(() => body(span));
@@ -46,13 +49,8 @@ function advanceOutcome(done: AdvanceDone): Exclude<WorkflowAdvanceEnd["outcome"
 }
 
 /** Stores the advance's trace context with the run, in the advance's transaction, once it committed. */
-export async function storeAdvanceTrace<Tx>(
-  engine: Engine<Tx>,
-  ops: TxOps<Tx>,
-  run: RunRow,
-  span: StartedAdvanceTrace | null,
-): Promise<void> {
-  if (span?.stored) await opsOn(engine, ops.tx).setTrace(run.id, span.stored);
+export async function storeAdvanceTrace<Tx>(engine: Engine<Tx>, ops: TxOps<Tx>, run: RunRow, span: StartedAdvanceTrace): Promise<void> {
+  if (span.stored) await opsOn(engine, ops.tx).setTrace(run.id, span.stored);
 }
 
 /** Whether anyone hears about steps: their start times are kept only then. */
