@@ -16,6 +16,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { performance } from "node:perf_hooks";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=")));
 const dist = pathToFileURL(resolve(args.dist ?? new URL("../dist", import.meta.url).pathname) + "/");
