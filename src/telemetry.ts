@@ -140,6 +140,11 @@ export interface WorkflowTelemetry {
   advance(info: WorkflowAdvanceTraceInfo): WorkflowAdvanceTrace;
   /** Records a step that ended. */
   step(info: WorkflowStepTraceInfo): void;
+  /**
+   * Runs `fn`, a write that moves a run on from outside it (an event sent, a cancel, a
+   * restart), in the run's trace (optional): the advance it enqueues is traced there.
+   */
+  within?<T>(run: TraceCarrier, fn: () => T): T;
 }
 
 /** The hooks a pool calls. Each call is guarded: a hook that throws is reported once and traces nothing more. */
@@ -176,6 +181,11 @@ export function checkTelemetry(value: unknown): Telemetry {
 function isWorkflowTelemetry(value: unknown): boolean {
   const w = value as Partial<Record<keyof WorkflowTelemetry, unknown>> | null;
   return (
-    typeof w === "object" && w !== null && typeof w.start === "function" && typeof w.advance === "function" && typeof w.step === "function"
+    typeof w === "object" &&
+    w !== null &&
+    typeof w.start === "function" &&
+    typeof w.advance === "function" &&
+    typeof w.step === "function" &&
+    (w.within === undefined || typeof w.within === "function")
   );
 }

@@ -5,7 +5,8 @@
  * is stored with the run. Each advance (`advance <name>`) is a child of that root, linked
  * to the run's previous advance, and the work of the steps it starts is enqueued inside
  * it; each step (`step <name>`) is a child of the root that spans the step from its call
- * to its outcome.
+ * to its outcome. An event sent, a cancel or a restart enqueues the advance it makes in the
+ * run's trace.
  */
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Tracer } from "@opentelemetry/api";
 import type {
@@ -90,6 +91,11 @@ export function workflowTelemetry(tracer: () => Tracer, join: boolean): Workflow
       );
       if (info.outcome === "failed") span.setStatus({ code: SpanStatusCode.ERROR, message: info.error ?? "" });
       span.end(info.finishedAt);
+    },
+
+    within(run, fn) {
+      const root = fromCarrier(run);
+      return root ? context.with(trace.setSpanContext(ROOT_CONTEXT, root), fn) : fn();
     },
   };
 }

@@ -77,7 +77,7 @@ export async function cancelRun<Tx>(
   await wf.updateRun(run.id, { state: "canceling", cancelReason: reason === "timeout" ? "timeout" : "canceled", now });
   engine.executions.drop(run.id);
   await stopOpenSteps(engine, ops, run.id, { kind: "canceled", by: reason, message }, now);
-  await enqueueAdvance(engine, ops.tx, run.id);
+  await engine.tracing.within(run, () => enqueueAdvance(engine, ops.tx, run.id));
   return true;
 }
 

@@ -190,7 +190,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
               return andThen(wf.takeEvent(id, event, n), (taken) =>
                 andThen(
                   wf.endStep(id, n, "done", JSON.stringify({ kind: "event", value: JSON.parse(taken!.payload) as unknown }), now),
-                  () => enqueueAdvance(this.engine, tx, id),
+                  () => this.engine.tracing.within(run, () => enqueueAdvance(this.engine, tx, id)),
                 ),
               );
             }),
@@ -280,7 +280,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
         now,
       });
       this.engine.executions.drop(id);
-      await enqueueAdvance(this.engine, ops.tx, id);
+      await this.engine.tracing.within(run, () => enqueueAdvance(this.engine, ops.tx, id));
       if (deadline !== null)
         await this.engine.pool.enqueueMutation(this.engine.handles.runTimeout, { r: id }, { tx: ops.tx, runAt: deadline });
     });

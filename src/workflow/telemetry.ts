@@ -68,7 +68,7 @@ export class WorkflowTracing {
       const carrier = span.carrier;
       return {
         stored: carrier ? JSON.stringify({ run: carrier } satisfies StoredTrace) : null,
-        run: (fn) => this.within(span, fn),
+        run: (fn) => this.inSpan(span, fn),
         end: (error) => this.guard("workflow start span's end", () => span.end(error)),
       };
     } catch (e) {
@@ -93,7 +93,7 @@ export class WorkflowTracing {
       const carrier = span.carrier;
       return {
         stored: carrier ? JSON.stringify({ ...stored, last: carrier } satisfies StoredTrace) : null,
-        run: (fn) => this.within(span, fn),
+        run: (fn) => this.inSpan(span, fn),
         end: (result) => this.guard("workflow advance span's end", () => span.end(result)),
       };
     } catch (e) {
@@ -129,8 +129,16 @@ export class WorkflowTracing {
     }
   }
 
+  /** Runs `fn`, a write that moves `run` on from outside it, in the run's trace when it has one. */
+  within<T>(run: RunRow, fn: () => T): T {
+    const hooks = this.enabled ? this.hooks! : null;
+    const root = hooks?.within && run.trace !== null ? readStored(run.trace).run : undefined;
+    if (!root) return fn();
+    return this.inSpan({ run: <R>(f: () => R): R => hooks!.within!(root, f) }, fn);
+  }
+
   /** Runs `fn` in `span`; if the span's run() throws before calling fn, fn runs outside it. */
-  private within<T>(span: { run<R>(f: () => R): R }, fn: () => T): T {
+  private inSpan<T>(span: { run<R>(f: () => R): R }, fn: () => T): T {
     let called = false;
     try {
       return span.run(() => {
