@@ -148,6 +148,63 @@ export interface ReportEvent {
   intervalMs: number;
 }
 
+/** A workflow run was started (a child run too), by start() or a runWorkflow step. */
+export interface WorkflowStartedEvent {
+  event: "workflowStarted";
+  pool: string;
+  workflowId: string;
+  /** The workflow's name. */
+  workflow: string;
+  /** The parent run's id, for a child run. */
+  parentId?: string;
+  startedAt: number;
+}
+
+/** A workflow run ended. */
+export interface WorkflowFinishedEvent {
+  event: "workflowFinished";
+  pool: string;
+  workflowId: string;
+  workflow: string;
+  outcome: "success" | "failed" | "canceled";
+  /** The error, for `failed`. */
+  error?: string;
+  finishedAt: number;
+  /** finishedAt - when the run was created. */
+  durationMs: number;
+  /** The journal at the end: its entries, and the bytes of their args and results. */
+  journalEntries: number;
+  journalBytes: number;
+}
+
+/** A step's outcome was given to its workflow function. */
+export interface WorkflowStepEvent {
+  event: "workflowStep";
+  pool: string;
+  workflowId: string;
+  workflow: string;
+  /** The step's position in the journal. */
+  n: number;
+  kind: "action" | "mutation" | "sleep" | "event" | "workflow";
+  /** The handler, event or workflow name (for a sleep, "sleep"). */
+  name: string;
+  outcome: "success" | "failed" | "canceled" | "event" | "timeout";
+  /** From the step's call to its outcome, as the journal records them. */
+  durationMs: number;
+}
+
+/** An advance replayed a run's journal: its function ran again from the start. */
+export interface WorkflowReplayedEvent {
+  event: "workflowReplayed";
+  pool: string;
+  workflowId: string;
+  workflow: string;
+  /** The journal entries the replay went through. */
+  entries: number;
+  /** How long the replay took (wall clock, not the pool's clock). */
+  durationMs: number;
+}
+
 /** Every event by name. */
 export interface WorkpoolEvents {
   enqueued: EnqueuedEvent;
@@ -155,10 +212,27 @@ export interface WorkpoolEvents {
   completed: CompletedEvent;
   report: ReportEvent;
   progress: ProgressEvent;
+  workflowStarted: WorkflowStartedEvent;
+  workflowFinished: WorkflowFinishedEvent;
+  workflowStep: WorkflowStepEvent;
+  workflowReplayed: WorkflowReplayedEvent;
 }
 
 /** Names of the events a pool emits. */
 export type WorkpoolEventName = keyof WorkpoolEvents;
+
+/** Every event name, in the order the docs list them. */
+export const EVENT_NAMES: readonly WorkpoolEventName[] = [
+  "enqueued",
+  "started",
+  "completed",
+  "report",
+  "progress",
+  "workflowStarted",
+  "workflowFinished",
+  "workflowStep",
+  "workflowReplayed",
+];
 
 /** Compares levels: true when `level` should be written under threshold `min`. */
 export function levelEnabled(level: LogLevel, min: LogLevel): boolean {
@@ -173,6 +247,7 @@ export function eventLevel(e: WorkpoolEvents[WorkpoolEventName]): LogLevel {
   if (e.event === "report") return "REPORT";
   if (e.event === "progress") return "TRACE";
   if (e.event === "completed" && e.status === "failed" && e.onComplete === undefined) return "WARN";
+  if (e.event === "workflowStep" || e.event === "workflowReplayed") return "DEBUG";
   return "INFO";
 }
 
@@ -183,6 +258,10 @@ const HIGHEST_EVENT_LEVEL: Record<WorkpoolEventName, LogLevel> = {
   completed: "WARN",
   report: "REPORT",
   progress: "TRACE",
+  workflowStarted: "INFO",
+  workflowFinished: "INFO",
+  workflowStep: "DEBUG",
+  workflowReplayed: "DEBUG",
 };
 
 /** The logger method each level is written with. */
@@ -257,6 +336,10 @@ export class EventHub {
     completed: new Set(),
     report: new Set(),
     progress: new Set(),
+    workflowStarted: new Set(),
+    workflowFinished: new Set(),
+    workflowStep: new Set(),
+    workflowReplayed: new Set(),
   };
 
   constructor(private readonly logger: PoolLogger) {}

@@ -15,6 +15,15 @@ export { messageFirstLogger } from "./log-adapters.js";
 export type { MessageFirstLogger } from "./log-adapters.js";
 export type { AttemptEnd, AttemptTrace, AttemptTraceInfo, EnqueueTrace, EnqueueTraceInfo, Telemetry, TraceCarrier } from "./telemetry.js";
 export type {
+  WorkflowAdvanceEnd,
+  WorkflowAdvanceTrace,
+  WorkflowAdvanceTraceInfo,
+  WorkflowStartTrace,
+  WorkflowStepTraceInfo,
+  WorkflowTelemetry,
+  WorkflowTraceInfo,
+} from "./telemetry.js";
+export type {
   CompletedEvent,
   CompletionStatus,
   EnqueuedEvent,
@@ -26,6 +35,7 @@ export type {
   WorkpoolEventName,
   WorkpoolEvents,
 } from "./events.js";
+export type { WorkflowFinishedEvent, WorkflowReplayedEvent, WorkflowStartedEvent, WorkflowStepEvent } from "./events.js";
 export type {
   ActionCtx,
   ActionFn,

@@ -71,6 +71,82 @@ export interface AttemptTrace {
   end(result: AttemptEnd): void;
 }
 
+/** What a workflow run is, for its spans. */
+export interface WorkflowTraceInfo {
+  pool: string;
+  workflowId: string;
+  /** The workflow's name. */
+  workflow: string;
+}
+
+/** The root span of a run, started by start() or a runWorkflow step. */
+export interface WorkflowStartTrace {
+  /** The context stored with the run: its advances and steps continue its trace. Undefined to store none. */
+  readonly carrier: TraceCarrier | undefined;
+  /** Runs the run's first writes inside the span (its first advance is enqueued there). */
+  run<T>(fn: () => T): T;
+  /** Ends the span; `error` when the start failed. */
+  end(error?: unknown): void;
+}
+
+/** What one advance of a run is about. */
+export interface WorkflowAdvanceTraceInfo extends WorkflowTraceInfo {
+  /** `replayed`: the function ran again from the start; `resumed`, `continued`: it went on in memory (in an advance, or where its step's work finished). */
+  mode: "replayed" | "resumed" | "continued";
+  /** The run's stored context (its root span's), if it has one. */
+  run: TraceCarrier | undefined;
+  /** The context of the run's last advance that committed, if stored. */
+  previous: TraceCarrier | undefined;
+}
+
+/** How an advance ended: what it wrote, or nothing (`fenced`: another writer moved the run first). */
+export type WorkflowAdvanceEnd =
+  { outcome: "waiting" | "finished" | "blocked" | "fenced"; replayedEntries: number } | { outcome: "error"; error: unknown };
+
+/** The span of one advance. */
+export interface WorkflowAdvanceTrace {
+  /** Its context, stored with the run when the advance commits: the next advance links to it. */
+  readonly carrier: TraceCarrier | undefined;
+  /** Runs the advance inside the span: the work of the steps it starts is enqueued there. */
+  run<T>(fn: () => T): T;
+  end(result: WorkflowAdvanceEnd): void;
+}
+
+/** A step of a run whose outcome was given to its function: its span covers the step from its call to its outcome. */
+export interface WorkflowStepTraceInfo extends WorkflowTraceInfo {
+  /** The run's stored context, if it has one. */
+  run: TraceCarrier | undefined;
+  /** The step's position in the journal. */
+  n: number;
+  kind: "action" | "mutation" | "sleep" | "event" | "workflow";
+  /** The handler, event or workflow name (for a sleep, "sleep"). */
+  name: string;
+  outcome: "success" | "failed" | "canceled" | "event" | "timeout";
+  /** The error, for `failed`. */
+  error?: string;
+  /** When the step was called and when it ended, epoch ms (the pool's clock). */
+  startedAt: number;
+  finishedAt: number;
+  /** The step's work, or child run, when known. */
+  workId?: string;
+  childId?: string;
+}
+
+/** The hooks for durable workflows (optional part of {@link Telemetry}). */
+export interface WorkflowTelemetry {
+  /** Starts the root span of a run, before the run is written. */
+  start(info: WorkflowTraceInfo & { parentId: string | null }): WorkflowStartTrace;
+  /** Starts the span of an advance of a run. */
+  advance(info: WorkflowAdvanceTraceInfo): WorkflowAdvanceTrace;
+  /** Records a step that ended. */
+  step(info: WorkflowStepTraceInfo): void;
+  /**
+   * Runs `fn`, a write that moves a run on from outside it (an event sent, a cancel, a
+   * restart), in the run's trace (optional): the advance it enqueues is traced there.
+   */
+  within?<T>(run: TraceCarrier, fn: () => T): T;
+}
+
 /** The hooks a pool calls. Each call is guarded: a hook that throws is reported once and traces nothing more. */
 export interface Telemetry {
   /** Starts the span of an enqueue call, before its rows are written. */
@@ -79,6 +155,8 @@ export interface Telemetry {
   attempt(info: AttemptTraceInfo): AttemptTrace;
   /** Starts the span of an onComplete delivery (optional). */
   onComplete?(info: AttemptTraceInfo): AttemptTrace;
+  /** The hooks of workflow runs on the pool (optional): a WorkflowManager calls them. */
+  workflow?: WorkflowTelemetry;
 }
 
 /** Checks the `telemetry` option. */
@@ -89,12 +167,25 @@ export function checkTelemetry(value: unknown): Telemetry {
     t === null ||
     typeof t.enqueue !== "function" ||
     typeof t.attempt !== "function" ||
-    (t.onComplete !== undefined && typeof t.onComplete !== "function")
+    (t.onComplete !== undefined && typeof t.onComplete !== "function") ||
+    (t.workflow !== undefined && !isWorkflowTelemetry(t.workflow))
   ) {
     throw new InvalidArgumentError(
       "telemetry",
-      "must be an object with enqueue() and attempt() methods (and optionally onComplete()), such as openTelemetry() from workpool/opentelemetry",
+      "must be an object with enqueue() and attempt() methods (and optionally onComplete(), and workflow with start(), advance() and step()), such as openTelemetry() from workpool/opentelemetry",
     );
   }
   return value as Telemetry;
+}
+
+function isWorkflowTelemetry(value: unknown): boolean {
+  const w = value as Partial<Record<keyof WorkflowTelemetry, unknown>> | null;
+  return (
+    typeof w === "object" &&
+    w !== null &&
+    typeof w.start === "function" &&
+    typeof w.advance === "function" &&
+    typeof w.step === "function" &&
+    (w.within === undefined || typeof w.within === "function")
+  );
 }

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { DRIVER, type Driver, type Store } from "./driver/driver.js";
 import type { RateLimits } from "./driver/pool-ops.js";
 import { InvalidArgumentError, UnknownWorkError } from "./errors.js";
-import { EventHub, PoolLogger, type WorkpoolEventName, type WorkpoolEvents } from "./events.js";
+import { EVENT_NAMES, EventHub, PoolLogger, type WorkpoolEventName, type WorkpoolEvents } from "./events.js";
 import {
   HandlerRegistry,
   type ActionFn,
@@ -296,10 +296,10 @@ export class Workpool<Tx = unknown, P extends string = string> {
     return this.worker.running;
   }
 
-  /** Listens to an event (`enqueued`, `started`, `completed`, `report`, `progress`). Returns an unsubscribe function. */
+  /** Listens to an event (`enqueued`, `started`, `completed`, `report`, and the `workflow*` events of a WorkflowManager). Returns an unsubscribe function. */
   on<K extends WorkpoolEventName>(event: K, listener: (e: WorkpoolEvents[K]) => void): () => void {
-    if (!["enqueued", "started", "completed", "report", "progress"].includes(event)) {
-      throw new InvalidArgumentError("event", `must be one of enqueued, started, completed, report, progress, got ${describeValue(event)}`);
+    if (!EVENT_NAMES.includes(event)) {
+      throw new InvalidArgumentError("event", `must be one of ${EVENT_NAMES.join(", ")}, got ${describeValue(event)}`);
     }
     if (typeof listener !== "function") throw new InvalidArgumentError("listener", `must be a function, got ${describeValue(listener)}`);
     return this.events.on(event, listener);

@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ObservablePool, PoolSummary } from "./types.js";
+import { WORKFLOW_METRIC_NAMES, WorkflowMetrics } from "./workflow-metrics.js";
 
 /** Histogram buckets, seconds: from a no-op job to an hour-long one. */
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
@@ -24,6 +25,7 @@ export const METRIC_NAMES = {
   retries: "workpool_retries_total",
   attemptDuration: "workpool_attempt_duration_seconds",
   startDelay: "workpool_start_delay_seconds",
+  ...WORKFLOW_METRIC_NAMES,
 } as const;
 
 /** The admin's registry and the metrics in it. */
@@ -37,6 +39,7 @@ export class AdminMetrics {
   private readonly retries: Counter<"pool" | "handler">;
   private readonly attemptDuration: Histogram<"pool">;
   private readonly startDelay: Histogram<"pool">;
+  private readonly workflows: WorkflowMetrics;
 
   /** `readPools` reads every pool from the store; `onError` hears a failed read. */
   constructor(
@@ -88,6 +91,7 @@ export class AdminMetrics {
       buckets: SECONDS_BUCKETS,
       registers,
     });
+    this.workflows = new WorkflowMetrics(this.registry);
   }
 
   /** A gauge with one value per pool, set from the store read of the scrape. */
@@ -133,6 +137,7 @@ export class AdminMetrics {
         else this.finished.inc({ pool: e.pool, handler: e.fnName, kind: e.status });
         if (e.durationMs !== undefined) this.attemptDuration.observe({ pool: e.pool }, Math.max(0, e.durationMs) / 1000);
       }),
+      ...this.workflows.observe(pool),
     ];
     return () => {
       for (const off of offs) off();

@@ -54,6 +54,8 @@ export interface RunRow {
   pinned: boolean;
   /** When an advance landed in a process without the run's version (null: not parked). */
   parkedAt: number | null;
+  /** The run's trace context (JSON), when its pool traces. */
+  trace: string | null;
 }
 
 /** A new run. */
@@ -62,6 +64,7 @@ export type NewRun = Pick<
   "id" | "pool" | "name" | "args" | "onComplete" | "context" | "parentId" | "parentStep" | "deadline" | "version" | "timeoutMs" | "pinned"
 > & {
   now: number;
+  trace?: string | null;
 };
 
 /** A journal entry as stored. */
@@ -159,6 +162,8 @@ export interface WorkflowOps extends WorkflowReadOps, WorkflowVersionOps {
   advanceRun(id: string, generation: number, update: RunUpdate): Maybe<boolean>;
   /** Applies `update` whatever the generation, and moves to the next generation. */
   updateRun(id: string, update: RunUpdate): Maybe<void>;
+  /** Replaces the run's trace context; the generation stays (tracing is no state of the run). */
+  setTrace(id: string, trace: string): Maybe<void>;
   /** The run's journal from entry `from` on, in order. */
   readSteps(runId: string, from?: number): Maybe<StepRow[]>;
   /** The run's entries that have an outcome the function was not given yet (not now/random/uuid), in order. */

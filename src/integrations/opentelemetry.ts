@@ -9,20 +9,20 @@
  */
 import {
   context,
-  createTraceState,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace,
   type Attributes,
   type Span,
-  type SpanContext,
   type Tracer,
   type TracerProvider,
 } from "@opentelemetry/api";
 import { InvalidArgumentError } from "../errors.js";
 import { checkOptionKeys, optionKeys } from "../checks.js";
-import type { AttemptEnd, AttemptTrace, AttemptTraceInfo, EnqueueTrace, EnqueueTraceInfo, Telemetry, TraceCarrier } from "../telemetry.js";
+import type { AttemptEnd, AttemptTrace, AttemptTraceInfo, EnqueueTrace, EnqueueTraceInfo, Telemetry } from "../telemetry.js";
+import { failSpan, fromCarrier, toCarrier } from "./opentelemetry-context.js";
+import { workflowTelemetry } from "./opentelemetry-workflow.js";
 
 /** Options of {@link openTelemetry}. */
 export interface OpenTelemetryOptions {
@@ -37,8 +37,6 @@ export interface OpenTelemetryOptions {
 }
 
 const OPTION_KEYS = optionKeys<OpenTelemetryOptions>()({ tracerProvider: true, attemptsJoinTrace: true });
-
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 /** The telemetry for the `telemetry` option of a Workpool or ActionRetrier. */
 export function openTelemetry(options?: OpenTelemetryOptions): Telemetry {
@@ -103,6 +101,8 @@ export function openTelemetry(options?: OpenTelemetryOptions): Telemetry {
         "messaging.message.id": info.workId,
       });
     },
+
+    workflow: workflowTelemetry(tracer, join),
   };
 }
 
@@ -124,31 +124,4 @@ function endAttempt(span: Span, result: AttemptEnd): void {
     span.setStatus({ code: SpanStatusCode.ERROR, message: result.error });
   }
   span.end();
-}
-
-function failSpan(span: Span, error: unknown): void {
-  const e = error instanceof Error ? error : new Error(String(error));
-  span.recordException(e);
-  span.setAttribute("error.type", e.name);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
-}
-
-/** The span's context as W3C trace context fields; undefined for a span that is not recorded anywhere. */
-function toCarrier(sc: SpanContext): TraceCarrier | undefined {
-  if (!trace.isSpanContextValid(sc)) return undefined;
-  const carrier: Record<string, string> = {
-    traceparent: `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, "0")}`,
-  };
-  const state = sc.traceState?.serialize();
-  if (state) carrier.tracestate = state;
-  return carrier;
-}
-
-/** The stored context, or undefined if there is none or it is malformed. */
-function fromCarrier(carrier: TraceCarrier | undefined): SpanContext | undefined {
-  const m = carrier?.traceparent === undefined ? null : TRACEPARENT.exec(carrier.traceparent);
-  if (!m) return undefined;
-  const sc: SpanContext = { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16), isRemote: true };
-  if (carrier!.tracestate) sc.traceState = createTraceState(carrier!.tracestate);
-  return trace.isSpanContextValid(sc) ? sc : undefined;
 }

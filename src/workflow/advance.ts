@@ -11,12 +11,22 @@ import type { RunRow, StepRow } from "../driver/workflow-ops.js";
 import { errorText } from "../error-text.js";
 import { InvalidArgumentError } from "../errors.js";
 import { encodeJson } from "../json.js";
+import {
+  deliveredSteps,
+  inAdvanceSpan,
+  noteReplayedCalls,
+  reportDelivered,
+  reportReplay,
+  storeAdvanceTrace,
+  type AdvanceDone,
+} from "./run-observe.js";
 import { commitBlocked, commitEnd, commitSteps } from "./commit.js";
 import { timeoutMessage } from "./finish.js";
-import type { Engine } from "./engine.js";
+import type { Definition, Engine } from "./engine.js";
 import { entryInfo, Execution, type StepOutcome } from "./execution.js";
 import { storedOutcome } from "./outcomes.js";
 import { freshValue, Step } from "./step.js";
+import type { StartedAdvanceTrace } from "./telemetry.js";
 import type { WorkflowResult } from "./types.js";
 
 /** What an advance did, for tests and the bench. */
@@ -74,9 +84,25 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
       `workpool: workflow "${run.name}" is not defined in this process (pool "${engine.rt.pool}"); define it in every worker`,
     );
   }
-  let exec = engine.executions.take(runId, run.generation);
+  const kept = engine.executions.take(runId, run.generation);
+  const done = await inAdvanceSpan(engine, run, kept ? "resumed" : "replayed", (span) => advanceFrom(engine, run, def, kept, span));
+  return done.report;
+}
+
+/** The advance of `run` from its kept execution, or by replaying its journal without one. */
+async function advanceFrom<Tx>(
+  engine: Engine<Tx>,
+  run: RunRow,
+  def: Definition,
+  kept: Execution | null,
+  span: StartedAdvanceTrace | null,
+): Promise<AdvanceDone & { report: AdvanceReport }> {
+  const wf = engine.driver.workflows();
+  const runId = run.id;
+  let exec = kept;
   let mode: AdvanceReport["mode"] = "resumed";
   let replayedSteps = 0;
+  let replayedEntries = 0;
   let journalLength: number;
   let fresh: readonly StepRow[];
   if (exec) {
@@ -85,6 +111,7 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
     fresh = await wf.readUndelivered(runId);
   } else {
     mode = "replayed";
+    const replayStart = performance.now();
     const journal = await wf.readSteps(runId);
     journalLength = journal.length;
     exec = new Execution(journal, (name) => freshValue(hostValues(engine), name));
@@ -101,6 +128,9 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
       const missing = journal[exec.calls.length]!;
       exec.block({ n: missing.n, expected: null, recorded: entryInfo(missing) });
     }
+    replayedEntries = journal.length;
+    reportReplay(engine, run, replayedEntries, replayStart);
+    noteReplayedCalls(engine, exec, journal);
     fresh = journal.filter((e) => e.delivered === null && e.kind !== "value" && e.outcome !== null);
   }
   // The outcomes journaled since the last advance: one new round.
@@ -116,9 +146,15 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
   if (run.state === "canceling") await cancelNewCalls(exec, journalLength, cancelOutcome(engine, run));
   const now = engine.rt.options.clock.now();
   const done = exec;
-  const result = await engine.driver.transaction((ops) => commitAdvance(engine, ops, run, done, journalLength, delivered, now));
+  const result = await engine.driver.transaction(async (ops) => {
+    const committed = await commitAdvance(engine, ops, run, done, journalLength, delivered, now);
+    if (committed && span) await storeAdvanceTrace(engine, ops, run, span);
+    const steps = committed ? deliveredSteps(engine, fresh, delivered) : [];
+    if (steps.length) engine.events.later(ops, () => reportDelivered(engine, run, steps));
+    return committed;
+  });
   keepOrDrop(engine, run, exec, result);
-  return { mode: result ? mode : "fenced", replayedSteps };
+  return { exec, committed: result, replayedEntries, report: { mode: result ? mode : "fenced", replayedSteps } };
 }
 
 /**

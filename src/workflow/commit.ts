@@ -7,10 +7,12 @@
 import type { ActionHandle, MutationHandle } from "../handlers.js";
 import { newWorkId } from "../ids.js";
 import type { TxOps } from "../driver/driver.js";
-import type { RunRow, StepRow } from "../driver/workflow-ops.js";
+import type { NewRun, RunRow, StepRow } from "../driver/workflow-ops.js";
 import { enqueueAdvance, opsOn, type Engine } from "./engine.js";
 import { requestEntry, type StepCall, type StepOutcome } from "./execution.js";
 import { finishRun } from "./finish.js";
+import { noteCallStart } from "./observe.js";
+import { traceStart } from "./run-observe.js";
 import type { WorkflowResult } from "./types.js";
 
 /** The rounds of one advance: outcomes given to the function, and the new calls it made. */
@@ -39,6 +41,7 @@ export async function commitSteps<Tx>(
     return finishRun(engine, ops, run, { kind: "failed", error }, now, run.generation);
   }
   if (!(await wf.advanceRun(run.id, run.generation, { addSteps: entries.length, addBytes: bytes, now }))) return false;
+  if (engine.tracing.enabled || engine.events.wants("workflowStep")) for (const c of writes.calls) noteCallStart(c, now);
   await wf.markDelivered(run.id, writes.delivered, generation);
   let again = false;
   for (let i = 0; i < entries.length; i++) {
@@ -87,7 +90,7 @@ export async function commitSteps<Tx>(
         // A new id each time: a restart's new entry n starts a new child run.
         e.childId = newWorkId(now);
         const deadline = def?.timeoutMs ? now + def.timeoutMs : null;
-        await wf.insertRun({
+        const child: NewRun = {
           id: e.childId,
           pool: run.pool,
           name: request.workflow,
@@ -101,8 +104,12 @@ export async function commitSteps<Tx>(
           deadline,
           timeoutMs: def?.timeoutMs ?? null,
           now,
+        };
+        await traceStart(engine, child, async () => {
+          await wf.insertRun(child);
+          await enqueueAdvance(engine, ops.tx, child.id);
         });
-        await enqueueAdvance(engine, ops.tx, e.childId);
+        engine.events.later(ops, () => engine.events.started(child, now));
         if (deadline !== null)
           await engine.pool.enqueueMutation(engine.handles.runTimeout, { r: e.childId }, { tx: ops.tx, runAt: deadline });
         break;

@@ -8,8 +8,10 @@
  */
 import type { TxOps } from "../driver/driver.js";
 import { commitAdvance, keepOrDrop } from "./advance.js";
+import { inAdvanceSpan, reportDelivered, storeAdvanceTrace } from "./run-observe.js";
 import { opsOn, type Engine } from "./engine.js";
 import { Execution, type StepOutcome } from "./execution.js";
+import { deliveredCall } from "./observe.js";
 
 /**
  * Gives entry `n` of run `runId` its `outcome` and continues the function in `ops`'
@@ -27,10 +29,18 @@ export async function continueHere<Tx>(
   if (!run || run.state !== "running") return false;
   const exec = engine.executions.take(runId, run.generation);
   if (!exec || !exec.open) return false;
-  const journalLength = exec.calls.length;
-  exec.deliver(n, outcome);
-  await Execution.settle();
-  const committed = await commitAdvance(engine, ops, run, exec, journalLength, [n], engine.rt.options.clock.now());
-  keepOrDrop(engine, run, exec, committed);
-  return committed;
+  const done = await inAdvanceSpan(engine, run, "continued", async (span) => {
+    const journalLength = exec.calls.length;
+    const call = exec.calls[n];
+    exec.deliver(n, outcome);
+    await Execution.settle();
+    const now = engine.rt.options.clock.now();
+    const committed = await commitAdvance(engine, ops, run, exec, journalLength, [n], now);
+    if (committed && span) await storeAdvanceTrace(engine, ops, run, span);
+    keepOrDrop(engine, run, exec, committed);
+    const step = committed && call ? deliveredCall(call, outcome, now) : null;
+    if (step) engine.events.later(ops, () => reportDelivered(engine, run, [step]));
+    return { exec, committed, replayedEntries: 0 };
+  });
+  return done.committed;
 }

@@ -9,6 +9,8 @@ import type { PoolRuntime } from "../internal/runtime.js";
 import type { WorkId } from "../types.js";
 import type { Workpool } from "../workpool.js";
 import type { Executions } from "./executions.js";
+import type { WorkflowEvents } from "./observe.js";
+import type { WorkflowTracing } from "./telemetry.js";
 import type { WorkflowFn } from "./types.js";
 
 /** A defined workflow. */
@@ -63,6 +65,10 @@ export interface Engine<Tx> {
   readonly maxSteps: number;
   /** Most bytes of args and outcomes one run's journal may hold. */
   readonly maxJournalBytes: number;
+  /** The workflow events it emits on the pool. */
+  readonly events: WorkflowEvents;
+  /** The pool's workflow telemetry. */
+  readonly tracing: WorkflowTracing;
 }
 
 /** Continues with `f` at once when `v` is a value (SQLite), or once it resolves (PostgreSQL). */

@@ -41,6 +41,7 @@ export async function finishRun<Tx>(
   };
   if (generation === null) await wf.updateRun(run.id, write);
   else if (!(await wf.advanceRun(run.id, generation, write))) return false;
+  engine.events.finished(ops, run, result, now, run.steps + (update.addSteps ?? 0), run.journalBytes + (update.addBytes ?? 0));
   engine.executions.drop(run.id);
   await stopOpenSteps(engine, ops, run.id, { kind: "canceled", by: "cancel", message: "the workflow ended before this step" }, now);
   if (run.onComplete !== null) await deliverRunOnComplete(engine, ops, run, result, now);
@@ -76,7 +77,7 @@ export async function cancelRun<Tx>(
   await wf.updateRun(run.id, { state: "canceling", cancelReason: reason === "timeout" ? "timeout" : "canceled", now });
   engine.executions.drop(run.id);
   await stopOpenSteps(engine, ops, run.id, { kind: "canceled", by: reason, message }, now);
-  await enqueueAdvance(engine, ops.tx, run.id);
+  await engine.tracing.within(run, () => enqueueAdvance(engine, ops.tx, run.id));
   return true;
 }
 

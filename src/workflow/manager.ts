@@ -14,8 +14,11 @@ import { instanceDuties } from "../internal/instance-duties.js";
 import { encodeJson, encodeOptionalJson } from "../json.js";
 import type { Workpool } from "../workpool.js";
 import { andThen, enqueueAdvance, type Definition, type Engine } from "./engine.js";
+import { traceStart } from "./run-observe.js";
 import { UnknownWorkflowError } from "./errors.js";
 import { Executions } from "./executions.js";
+import { WorkflowEvents } from "./observe.js";
+import { WorkflowTracing } from "./telemetry.js";
 import { cancelRun } from "./finish.js";
 import { defineInternalHandlers } from "./internal-handlers.js";
 import { toStatus, toStepInfo } from "./outcomes.js";
@@ -60,7 +63,10 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
     if (!internals) throw new InvalidArgumentError("pool", "must be a Workpool");
     const o = (options === undefined ? {} : checkOptionKeys("options", options, MANAGER_KEYS, "WorkflowManager")) as WorkflowManagerOptions;
     const { rt } = internals;
-    this.driver = rt.driver;
+    const events = new WorkflowEvents(rt.events, rt.pool);
+    const tracing = new WorkflowTracing(rt.options.telemetry?.workflow ?? null, rt.pool);
+    // Its transactions hold back the events and spans they write until they commit.
+    this.driver = events.holding(rt.driver, () => tracing.enabled || events.wanted);
     this.ready = internals.ready;
     if (rt.handlers.get("workpool:workflow.advance")) {
       throw new InvalidArgumentError(
@@ -69,17 +75,19 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
       );
     }
     let engine: Engine<Tx> | null = null;
-    const handles = defineInternalHandlers(rt.handlers, rt.driver, () => engine!);
+    const handles = defineInternalHandlers(rt.handlers, this.driver, () => engine!);
     engine = {
       pool,
       rt,
-      driver: rt.driver,
+      driver: this.driver,
       definitions: new Map(),
       handles,
       executions: new Executions(o.keepInMemory === undefined ? 10_000 : checkInt("options.keepInMemory", o.keepInMemory, 0, 1_000_000)),
       maxSteps: o.maxSteps === undefined ? 100_000 : checkInt("options.maxSteps", o.maxSteps, 1, 10_000_000),
       maxJournalBytes:
         o.maxJournalBytes === undefined ? 64 * 1024 * 1024 : checkInt("options.maxJournalBytes", o.maxJournalBytes, 1024, 2 ** 40),
+      events,
+      tracing,
     };
     this.engine = engine;
     instanceDuties(rt).add(new VersionDuty(engine));
@@ -132,25 +140,31 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
         pinned: def.pinned,
         timeoutMs: def.timeoutMs,
         now,
+        trace: null as string | null,
       };
+      let inserted = false;
       const write = (tx: Tx): Maybe<unknown> =>
-        andThen(this.driver.workflows(tx).insertRun(run), (inserted) => {
-          if (!inserted) return undefined;
+        andThen(this.driver.workflows(tx).insertRun(run), (written) => {
+          if (!(inserted = written)) return undefined;
           const writes: Promise<unknown>[] = [enqueueAdvance(this.engine, tx, id)];
           if (deadline !== null)
             writes.push(this.engine.pool.enqueueMutation(this.engine.handles.runTimeout, { r: id }, { tx, runAt: deadline }));
           return Promise.all(writes);
         });
+      const started = (): string => {
+        if (inserted) this.engine.events.started(run, now);
+        return id;
+      };
       if (o.tx !== undefined) {
         // On SQLite the caller's transaction is synchronous: write before returning.
-        if (this.driver.synchronousTx) return Promise.resolve(write(o.tx)).then(() => id);
+        if (this.driver.synchronousTx) return Promise.resolve(traceStart(this.engine, run, () => write(o.tx as Tx))).then(started);
         return this.ready()
-          .then(() => write(o.tx as Tx))
-          .then(() => id);
+          .then(() => traceStart(this.engine, run, () => write(o.tx as Tx)))
+          .then(started);
       }
       return this.ready()
-        .then(() => this.driver.transaction((ops) => Promise.resolve(write(ops.tx))))
-        .then(() => id);
+        .then(() => traceStart(this.engine, run, () => this.driver.transaction((ops) => Promise.resolve(write(ops.tx)))))
+        .then(started);
     } catch (e) {
       if (throwsSync) throw e;
       return Promise.reject(e);
@@ -183,7 +197,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
               return andThen(wf.takeEvent(id, event, n), (taken) =>
                 andThen(
                   wf.endStep(id, n, "done", JSON.stringify({ kind: "event", value: JSON.parse(taken!.payload) as unknown }), now),
-                  () => enqueueAdvance(this.engine, tx, id),
+                  () => this.engine.tracing.within(run, () => enqueueAdvance(this.engine, tx, id)),
                 ),
               );
             }),
@@ -273,7 +287,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
         now,
       });
       this.engine.executions.drop(id);
-      await enqueueAdvance(this.engine, ops.tx, id);
+      await this.engine.tracing.within(run, () => enqueueAdvance(this.engine, ops.tx, id));
       if (deadline !== null)
         await this.engine.pool.enqueueMutation(this.engine.handles.runTimeout, { r: id }, { tx: ops.tx, runAt: deadline });
     });

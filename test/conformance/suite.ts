@@ -44,6 +44,8 @@ import { defineWorkflowPatchTests } from "./workflow-patches.js";
 import { defineWorkflowVersionTests } from "./workflow-versions.js";
 import { defineWorkflowAdminReadTests } from "./workflow-admin-reads.js";
 import { defineProgressLogTests } from "./progress-logs.js";
+import { defineWorkflowMetricsTests } from "./workflow-metrics.js";
+import { defineWorkflowTelemetryTests } from "./workflow-telemetry.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -88,5 +90,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineHeldConnectionTests(harness);
     defineWorkflowPatchTests(harness);
     defineWorkflowVersionTests(harness);
+    defineWorkflowMetricsTests(harness);
+    defineWorkflowTelemetryTests(harness);
   });
 }

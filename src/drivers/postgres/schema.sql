@@ -787,6 +787,7 @@ CREATE TABLE :"schema".workflow_runs (
     timeout_ms bigint,
     pinned boolean DEFAULT false NOT NULL,
     parked_at bigint,
+    trace text,
     CONSTRAINT workflow_runs_state_check CHECK ((state = ANY (ARRAY['running'::text, 'canceling'::text, 'blocked'::text, 'success'::text, 'failed'::text, 'canceled'::text])))
 );
 

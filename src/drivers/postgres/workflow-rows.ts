@@ -39,6 +39,7 @@ export function toRunRow(r: PgRunRow): RunRow {
     timeoutMs: r.timeout_ms,
     pinned: r.pinned,
     parkedAt: r.parked_at,
+    trace: r.trace,
   };
 }
 

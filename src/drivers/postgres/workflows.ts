@@ -14,7 +14,7 @@ import { pgWorkflowReads } from "./workflow-reads.js";
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
   oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at::float8 AS created_at,
   updated_at::float8 AS updated_at, finished_at::float8 AS finished_at, deadline::float8 AS deadline, version,
-  timeout_ms::float8 AS timeout_ms, pinned, parked_at::float8 AS parked_at`;
+  timeout_ms::float8 AS timeout_ms, pinned, parked_at::float8 AS parked_at, trace`;
 const STEP_COLUMNS = `run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at::float8 AS started_at,
   finished_at::float8 AS finished_at`;
 
@@ -25,8 +25,8 @@ export function workflowSql(s: string) {
   const events = `${s}.workflow_events`;
   return {
     insertRun: `INSERT INTO ${runs} (id, pool, name, args, state, on_complete, context, oc_state, parent_id, parent_step,
-      created_at, updated_at, deadline, version, timeout_ms, pinned)
-      VALUES ($1, $2, $3, $4, 'running', $5, $6, 'none', $7, $8, $9, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
+      created_at, updated_at, deadline, version, timeout_ms, pinned, trace)
+      VALUES ($1, $2, $3, $4, 'running', $5, $6, 'none', $7, $8, $9, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING`,
     lockRun: `SELECT ${RUN_COLUMNS} FROM ${runs} WHERE id = $1 FOR UPDATE`,
     readRun: `SELECT ${RUN_COLUMNS} FROM ${runs} WHERE id = $1`,
     updateRun: `UPDATE ${runs} SET generation = generation + 1, updated_at = $2,
@@ -41,6 +41,7 @@ export function workflowSql(s: string) {
       steps = steps + $16, journal_bytes = journal_bytes + $17,
       deadline = CASE WHEN $19 THEN $20::bigint ELSE deadline END
       WHERE id = $1 AND ($18::integer IS NULL OR generation = $18)`,
+    setTrace: `UPDATE ${runs} SET trace = $2 WHERE id = $1`,
     readSteps: `SELECT ${STEP_COLUMNS} FROM ${steps} WHERE run_id = $1 AND n >= $2 ORDER BY n`,
     readUndelivered: `SELECT ${STEP_COLUMNS} FROM ${steps}
       WHERE run_id = $1 AND delivered IS NULL AND outcome IS NOT NULL AND kind <> 'value' ORDER BY n`,
@@ -122,6 +123,7 @@ export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
           r.version,
           r.timeoutMs,
           r.pinned,
+          r.trace ?? null,
         ])
       ).rowCount > 0,
     lockRun: async (id) => {
@@ -134,6 +136,7 @@ export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
     },
     advanceRun: async (id, generation, update) => (await run(db, s.updateRun, updateValues(id, generation, update))).rowCount > 0,
     updateRun: async (id, update) => void (await run(db, s.updateRun, updateValues(id, null, update))),
+    setTrace: async (id, trace) => void (await run(db, s.setTrace, [id, trace])),
     readSteps: async (runId, from = 0) => (await run<PgStepRow>(db, s.readSteps, [runId, from])).rows.map(toStepRow),
     readUndelivered: async (runId) => (await run<PgStepRow>(db, s.readUndelivered, [runId])).rows.map(toStepRow),
     insertSteps: async (rows) => {

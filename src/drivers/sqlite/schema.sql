@@ -179,7 +179,7 @@ CREATE TABLE workpool_workflow_runs (
   updated_at    INTEGER NOT NULL,
   finished_at   INTEGER,
   deadline      INTEGER
-, version TEXT, timeout_ms INTEGER, pinned INTEGER NOT NULL DEFAULT 0, parked_at INTEGER) WITHOUT ROWID;
+, version TEXT, timeout_ms INTEGER, pinned INTEGER NOT NULL DEFAULT 0, parked_at INTEGER, trace TEXT) WITHOUT ROWID;
 
 CREATE TABLE "workpool_workflow_steps" (
   run_id      TEXT NOT NULL,

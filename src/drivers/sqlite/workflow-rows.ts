@@ -29,6 +29,7 @@ export interface SqliteRunRow {
   timeout_ms: number | null;
   pinned: number;
   parked_at: number | null;
+  trace: string | null;
 }
 
 /** A journal row as SQLite returns it. */
@@ -76,6 +77,7 @@ export function toRunRow(r: SqliteRunRow): RunRow {
     timeoutMs: r.timeout_ms,
     pinned: r.pinned === 1,
     parkedAt: r.parked_at,
+    trace: r.trace,
   };
 }
 

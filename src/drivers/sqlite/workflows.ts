@@ -13,15 +13,15 @@ import { sqliteWorkflowReads } from "./workflow-reads.js";
 
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
   oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at, finished_at, deadline, version, timeout_ms,
-  pinned, parked_at`;
+  pinned, parked_at, trace`;
 const STEP_COLUMNS = "run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at, finished_at";
 
 /** The statements of workflow runs, journals and events. */
 export const WORKFLOW_SQL = {
   insertRun: `INSERT INTO workpool_workflow_runs (id, pool, name, args, state, on_complete, context, oc_state, parent_id, parent_step,
-    created_at, updated_at, deadline, version, timeout_ms, pinned)
+    created_at, updated_at, deadline, version, timeout_ms, pinned, trace)
     VALUES (@id, @pool, @name, @args, 'running', @on_complete, @context, 'none', @parent_id, @parent_step, @now, @now, @deadline,
-      @version, @timeout_ms, @pinned)
+      @version, @timeout_ms, @pinned, @trace)
     ON CONFLICT (id) DO NOTHING`,
   readRun: `SELECT ${RUN_COLUMNS} FROM workpool_workflow_runs WHERE id = ?`,
   updateRun: `UPDATE workpool_workflow_runs SET generation = generation + 1, updated_at = @now,
@@ -36,6 +36,7 @@ export const WORKFLOW_SQL = {
     deadline = CASE WHEN @set_deadline THEN @deadline ELSE deadline END,
     steps = steps + @add_steps, journal_bytes = journal_bytes + @add_bytes
     WHERE id = @id AND (@generation IS NULL OR generation = @generation)`,
+  setTrace: `UPDATE workpool_workflow_runs SET trace = ? WHERE id = ?`,
   readSteps: `SELECT ${STEP_COLUMNS} FROM workpool_workflow_steps WHERE run_id = ? AND n >= ? ORDER BY n`,
   readUndelivered: `SELECT ${STEP_COLUMNS} FROM workpool_workflow_steps
     WHERE run_id = ? AND delivered IS NULL AND outcome IS NOT NULL AND kind <> 'value' ORDER BY n`,
@@ -117,11 +118,13 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
         version: run.version,
         timeout_ms: run.timeoutMs,
         pinned: run.pinned ? 1 : 0,
+        trace: run.trace ?? null,
       }).changes > 0,
     lockRun: readRun,
     readRun,
     advanceRun: (id, generation, update) => s.updateRun.run(updateParams(id, generation, update)).changes > 0,
     updateRun: (id, update) => void s.updateRun.run(updateParams(id, null, update)),
+    setTrace: (id, trace) => void s.setTrace.run(trace, id),
     readSteps: (runId, from = 0) => (s.readSteps.all(runId, from) as SqliteStepRow[]).map(toStepRow),
     readUndelivered: (runId) => (s.readUndelivered.all(runId) as SqliteStepRow[]).map(toStepRow),
     insertSteps: (rows) => {
