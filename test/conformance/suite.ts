@@ -41,6 +41,7 @@ import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
 import { defineWorkflowAdminReadTests } from "./workflow-admin-reads.js";
+import { defineDashboardWorkflowTests } from "./dashboard-workflows.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -81,6 +82,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowDeterminismTests(harness);
     defineWorkflowRetentionTests(harness);
     defineWorkflowAdminReadTests(harness);
+    defineDashboardWorkflowTests(harness);
     defineHeldConnectionTests(harness);
   });
 }

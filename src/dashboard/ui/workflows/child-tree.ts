@@ -15,8 +15,7 @@ function ChildNode({ r }: { r: WorkflowSummary }) {
   const state = runState(r);
   return html`<li data-child=${r.workflowId}>
     <button class="link toggle" aria-expanded=${open} onClick=${() => setOpen(!open)}>${open ? "▾" : "▸"}</button>
-    <a class="mono" href=${href.run(r.workflowId)}>${r.workflowId}</a> ${r.name}
-    <span class=${`state ${state}`}>${state}</span>
+    ${" "}<a class="mono" href=${href.run(r.workflowId)}>${r.workflowId}</a>${` ${r.name} `}<span class=${`state ${state}`}>${state}</span>
     ${open && html`<${ChildList} parentId=${r.workflowId} />`}
   </li>`;
 }

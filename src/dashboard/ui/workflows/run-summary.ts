@@ -30,9 +30,9 @@ export function RunSummary({ r }: { r: Run }) {
     </p>
     <h1><span class="mono">${r.workflowId}</span></h1>
     <p class="summary">
-      <span class=${`state ${state}`} data-state=${state}>${state}</span> · workflow
-      <b class="run-name">${r.name}</b> ${r.version !== null && html` · version <b>${r.version}</b>`} · pool
-      <a href=${href.pool(r.pool)}>${r.pool}</a> · ${r.steps} entries (${r.journalBytes} bytes)
+      <span class=${`state ${state}`} data-state=${state}>${state}</span>${" · workflow "}<b class="run-name">${r.name}</b>
+      ${r.version !== null && html`${" · version "}<b>${r.version}</b>`}${" · pool "}<a href=${href.pool(r.pool)}>${r.pool}</a>
+      ${` · ${r.steps} entries (${r.journalBytes} bytes)`}
     </p>
     <dl class="times">
       <dt>Created</dt>

@@ -16,12 +16,12 @@ export function PendingWaits({ steps }: { steps: WorkflowStepDetail[] }) {
             ${open.map(
               (s) =>
                 html`<li data-wait=${s.n}>
-                  entry ${s.n}:
+                  ${`entry ${s.n}: `}
                   ${
                     s.kind === "sleep"
-                      ? html`sleep, wakes at <span class="wake-at">${when(s.wakeAt)}</span>`
-                      : html`event <b class="wait-name">${s.name}</b>,
-                          ${s.wakeAt === undefined ? "no timeout" : html`times out at <span class="wake-at">${when(s.wakeAt)}</span>`}`
+                      ? html`${"sleep, wakes at "}<span class="wake-at">${when(s.wakeAt)}</span>`
+                      : html`${"event "}<b class="wait-name">${s.name}</b>${", "}
+                          ${s.wakeAt === undefined ? "no timeout" : html`${"times out at "}<span class="wake-at">${when(s.wakeAt)}</span>`}`
                   }
                 </li>`,
             )}
