@@ -285,6 +285,7 @@ function managerOperator<Tx>(engine: Engine<Tx>): OperatorHost<Tx> {
   const now = (): number => engine.rt.options.clock.now();
   return {
     driver: engine.driver,
+    idField: "workflowId",
     now,
     checkRun(run) {
       if (run.pool !== engine.rt.pool) {

@@ -22,6 +22,8 @@ export type RunTarget = Pick<RunRow, "id" | "pool">;
 /** What an action needs from whoever takes it. */
 export interface OperatorHost<Tx> {
   readonly driver: Driver<Tx>;
+  /** The name of the run id's argument, for errors: "workflowId" (a manager) or "id" (the admin API). */
+  readonly idField: string;
   /** The time the action writes. */
   now(): number;
   /** Refuses a run this host cannot act on (a manager: a run of another pool). */
@@ -57,7 +59,7 @@ export async function restartRun<Tx>(host: OperatorHost<Tx>, id: string, options
   await host.driver.transaction(async (ops) => {
     const wf = host.driver.workflows(ops.tx);
     const run = await lockKnown(host, wf, id);
-    checkRestartable(run);
+    checkRestartable(host, run);
     const from = checkInt("options.from", o.from, 0, run.steps);
     const now = host.now();
     const dropped = await wf.readSteps(id, from);
@@ -137,21 +139,21 @@ export async function skipStep<Tx>(host: OperatorHost<Tx>, id: string): Promise<
     const wf = host.driver.workflows(ops.tx);
     const run = await lockKnown(host, wf, id);
     if (run.state !== "blocked" || run.blocked === null) {
-      throw new InvalidArgumentError("workflowId", `run ${id} ${shownState(run)}; only a blocked run can skip the step it is blocked at`);
+      throw new InvalidArgumentError(host.idField, `run ${id} ${shownState(run)}; only a blocked run can skip the step it is blocked at`);
     }
     const { n } = JSON.parse(run.blocked) as BlockedInfo;
     const entries = await wf.readSteps(id, n);
     const entry = entries[0];
     if (entry?.n !== n) {
       throw new InvalidArgumentError(
-        "workflowId",
+        host.idField,
         `run ${id} is blocked at entry ${n}, which its journal does not have (the code makes a call it never recorded); restart it from ${n} instead`,
       );
     }
     const later = entries.slice(1).find(isOpen);
     if (later) {
       throw new InvalidArgumentError(
-        "workflowId",
+        host.idField,
         `entry ${later.n} (${describeEntry(later)}) of run ${id}, after the one to skip, has not finished; skip once it has, or restart from ${n}`,
       );
     }
@@ -176,7 +178,7 @@ export function writeEvent<Tx>(host: OperatorHost<Tx>, tx: Tx, id: string, name:
     if (!run) throw new UnknownWorkflowError(id);
     host.checkRun(run);
     if (FINISHED.has(run.state)) {
-      throw new InvalidArgumentError("workflowId", `run ${id} has finished (${run.state}); the event "${name}" was not delivered`);
+      throw new InvalidArgumentError(host.idField, `run ${id} has finished (${run.state}); the event "${name}" was not delivered`);
     }
     return andThen(wf.insertEvent(id, name, body, now), () =>
       andThen(wf.waitingFor(id, name), (n) => {
@@ -199,12 +201,12 @@ async function lockKnown<Tx>(host: OperatorHost<Tx>, wf: WorkflowOps, id: string
   return run;
 }
 
-function checkRestartable(run: RunRow): void {
+function checkRestartable<Tx>(host: OperatorHost<Tx>, run: RunRow): void {
   if (run.parentId !== null)
-    throw new InvalidArgumentError("workflowId", `run ${run.id} is a child run; restart its parent from the step that started it`);
+    throw new InvalidArgumentError(host.idField, `run ${run.id} is a child run; restart its parent from the step that started it`);
   if (run.state === "running" || run.state === "canceling" || run.state === "success") {
     throw new InvalidArgumentError(
-      "workflowId",
+      host.idField,
       `run ${run.id} ${shownState(run)}; only failed, canceled or blocked runs can be restarted (fork it instead)`,
     );
   }
