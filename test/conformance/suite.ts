@@ -42,6 +42,7 @@ import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
 import { defineWorkflowAdminReadTests } from "./workflow-admin-reads.js";
 import { defineDashboardWorkflowTests } from "./dashboard-workflows.js";
+import { defineWorkflowOperateTests } from "./workflow-operate.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -84,5 +85,6 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowAdminReadTests(harness);
     defineDashboardWorkflowTests(harness);
     defineHeldConnectionTests(harness);
+    defineWorkflowOperateTests(harness);
   });
 }

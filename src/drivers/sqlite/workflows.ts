@@ -8,6 +8,7 @@ import type { NewRun, RunRow, RunUpdate, StepRow, StepState, WorkflowOps, Workfl
 import type { SqliteConnectionAccess } from "./connection/connection-access.js";
 import { prepared } from "./statements.js";
 import { sqliteWorkflowReads } from "./workflow-reads.js";
+import { sqliteWorkflowOperatorOps } from "./workflow-operator.js";
 
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
   oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at, finished_at, deadline, version, timeout_ms`;
@@ -260,6 +261,7 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
     },
     waitingFor: (runId, name) => (s.waitingFor.get(runId, name) as { n: number | null }).n,
     openChildren: (runId) => (s.openChildren.all(runId) as { id: string }[]).map((r) => r.id),
+    ...sqliteWorkflowOperatorOps(db),
   };
 }
 
