@@ -2,12 +2,15 @@
  * The dashboard's JSON endpoints for workflow runs, each a thin layer over the admin API:
  * the run list, counts per workflow and one run's detail answer GET; cancel answers POST
  * (the handler checks auth, CSRF and readOnly first). A query value that is not the
- * number or name a field takes is a 400 naming the field, and nothing is read.
+ * number or name a field takes is a 400 naming the field, and nothing is read. The
+ * operator's actions (cancel, restart, fork, skip, send an event) answer POST; what the
+ * admin API refuses (a run in the wrong state, a bad entry number) is a 400 with its reason.
  */
 import type { WorkpoolAdmin } from "../admin/types.js";
 import type { WorkflowListOptions, WorkflowRunOptions, WorkflowStateFilter } from "../admin/workflow-types.js";
 import { checkInt, checkOptionKeys, describeValue, optionKeys, type OptionKey, type OptionKeys } from "../checks.js";
 import { InvalidArgumentError } from "../errors.js";
+import { UnknownWorkflowError } from "../workflow/errors.js";
 import type { ApiAnswer } from "./answer.js";
 
 const ok = (body: unknown): ApiAnswer => ({ status: 200, body });
@@ -69,17 +72,44 @@ export function workflowReadEndpoint(admin: WorkpoolAdmin, name: string, query: 
 /** The JSON body of each workflow action, by name. */
 interface WorkflowActionBodies {
   "workflow-cancel": { id: string };
+  "workflow-restart": { id: string; from: number };
+  "workflow-fork": { id: string; from: number; workflowId?: string };
+  "workflow-skip": { id: string };
+  "workflow-send-event": { id: string; name: string; payload?: unknown };
 }
 
 const BODY_KEYS: { readonly [A in keyof WorkflowActionBodies]: OptionKeys<OptionKey<WorkflowActionBodies[A]>> } = {
   "workflow-cancel": optionKeys<WorkflowActionBodies["workflow-cancel"]>()({ id: true }),
+  "workflow-restart": optionKeys<WorkflowActionBodies["workflow-restart"]>()({ id: true, from: true }),
+  "workflow-fork": optionKeys<WorkflowActionBodies["workflow-fork"]>()({ id: true, from: true, workflowId: true }),
+  "workflow-skip": optionKeys<WorkflowActionBodies["workflow-skip"]>()({ id: true }),
+  "workflow-send-event": optionKeys<WorkflowActionBodies["workflow-send-event"]>()({ id: true, name: true, payload: true }),
 };
+
+const UNKNOWN_RUN: ApiAnswer = { status: 404, body: { error: "no workflow run with this id" } };
+
+/**
+ * Runs an admin action: an unknown run is a 404, and a refusal that names an option
+ * (`options.from`) names the body's field (`from`) instead.
+ */
+async function operate(action: () => Promise<unknown>, answer: (value: unknown) => unknown): Promise<ApiAnswer> {
+  try {
+    return ok(answer(await action()));
+  } catch (e) {
+    if (e instanceof UnknownWorkflowError) return UNKNOWN_RUN;
+    if (e instanceof InvalidArgumentError && e.field.startsWith("options.")) {
+      const field = e.field.slice("options.".length);
+      throw new InvalidArgumentError(field, e.message.replace(/^workpool: [^:]+: /, ""));
+    }
+    throw e;
+  }
+}
 
 /** Cancels a run (and so its child runs); when nothing was canceled, reads the run again to say why. */
 async function cancelRun(admin: WorkpoolAdmin, id: string): Promise<ApiAnswer> {
   if (await admin.cancelWorkflow(id)) return ok({ canceled: true });
   const run = await admin.workflow(id);
-  if (run === null) return { status: 404, body: { error: "no workflow run with this id" } };
+  if (run === null) return UNKNOWN_RUN;
   const why = run.cancelRequested ? "its cancel was already requested" : `it already ended (${run.state})`;
   return ok({ canceled: false, reason: why });
 }
@@ -91,6 +121,34 @@ export function workflowActionEndpoint(admin: WorkpoolAdmin, name: string, body:
   switch (name) {
     case "workflow-cancel":
       return cancelRun(admin, keys(name).id as string);
+    case "workflow-restart": {
+      const b = keys(name);
+      return operate(
+        () => admin.restartWorkflow(b.id as string, { from: b.from as number }),
+        () => ({ done: true }),
+      );
+    }
+    case "workflow-fork": {
+      const b = keys(name);
+      const options =
+        b.workflowId === undefined ? { from: b.from as number } : { from: b.from as number, workflowId: b.workflowId as string };
+      return operate(
+        () => admin.forkWorkflow(b.id as string, options),
+        (newId) => ({ newId }),
+      );
+    }
+    case "workflow-skip":
+      return operate(
+        () => admin.skipWorkflowStep(keys(name).id as string),
+        () => ({ done: true }),
+      );
+    case "workflow-send-event": {
+      const b = keys(name);
+      return operate(
+        () => admin.sendWorkflowEvent(b.id as string, b.name as string, b.payload),
+        () => ({ sent: true }),
+      );
+    }
     default:
       return null;
   }

@@ -38,8 +38,10 @@ const clock = new ManualClock(Date.UTC(2026, 0, 5, 9, 0, 0));
 const alerts: string[] = [];
 /** The console's errors, a CSP violation among them. */
 const consoleErrors: string[] = [];
+/** Whether the "explode" action throws (until a fix is "deployed"). */
+let explodes = true;
 /** Run ids by role. */
-const ids: Record<string, string> = {};
+const ids = { blocked: "", order: "", failing: "", parent: "" };
 
 /** A pool "orders" on the store and its WorkflowManager: one "process" of the app. */
 function appProcess(): { pool: Workpool<unknown>; wf: WorkflowManager<unknown> } {
@@ -51,7 +53,7 @@ beforeAll(async () => {
   opened = await openTestStore("sqlite", { prefix: "workpool-wf-dash-" });
   store = opened.store as unknown as Store<unknown>;
 
-  // An earlier deploy: "flow" charged, then waited for "go". The next deploy's code calls "refund" first: that run blocks.
+  // An earlier deploy: "flow" charged, then waited for "go". The next deploy's code no longer charges: that run blocks.
   const old = appProcess();
   const oldCharge = old.pool.defineAction("charge", () => "charged");
   const oldFlow = old.wf.define("flow", async (step) => {
@@ -63,13 +65,14 @@ beforeAll(async () => {
 
   ({ pool, wf } = appProcess());
   pool.defineAction("charge", () => "charged");
-  const refund = pool.defineAction("refund", () => "refunded");
   wf.define("flow", async (step) => {
-    await step.runAction(refund, null);
+    await step.awaitEvent("go");
+    return "flowed";
   });
   const quote = pool.defineAction("quote", (_c, a: { note: string }) => ({ echo: a.note }));
   const explode = pool.defineAction("explode", () => {
-    throw new Error(XSS);
+    if (explodes) throw new Error(XSS);
+    return "fixed";
   });
   const child = wf.define("child", async (step, n: number) => step.runAction(quote, { note: `child ${n}` }));
   const order = wf.define("order", async (step, args: { note: string }) => {
@@ -138,7 +141,7 @@ test("Workflows page: counts per workflow, the blocked run first, filters by a c
   expect(await firstRun.getAttribute("data-run")).toBe(ids.blocked);
   expect(await page.locator(".blocked-runs tr[data-run]").count()).toBe(1);
   expect(await page.locator(".blocked-runs .run-note").innerText()).toBe(
-    "entry 0: the code called action refund, the journal recorded action charge",
+    "entry 0: the code called event go, the journal recorded action charge",
   );
   await expect.poll(listedRuns).toHaveLength(5);
 
@@ -168,7 +171,7 @@ test("a blocked run's page shows what the code called and what the journal recor
   await page.goto(`${dash.url}#/run/${ids.blocked}`);
   await page.locator('[data-field="blocked"]').waitFor();
   expect(await page.locator("[data-state]").first().getAttribute("data-state")).toBe("blocked");
-  expect(await page.locator('[data-field="expected"]').innerText()).toBe("action refund");
+  expect(await page.locator('[data-field="expected"]').innerText()).toBe("event go");
   expect(await page.locator('[data-field="recorded"]').innerText()).toBe("action charge");
 });
 
@@ -216,12 +219,76 @@ test("run page: the journal timeline with work links, a child link and back, a p
   expect(consoleErrors.join("\n")).toBe("");
 });
 
+test("send-event form: a payload that is not JSON is refused in the page; a valid event completes the waiting run", async () => {
+  await page.goto(`${dash.url}#/run/${ids.order}`);
+  await page.locator("form.send-event").waitFor();
+  const admin = workpoolAdmin(store);
+  const sent = (await admin.workflowRun(ids.order))!.events.length;
+  await page.locator("input[name=event-name]").fill("approved");
+  await page.locator("textarea[name=event-payload]").fill("{ by: nobody }");
+  await page.locator("button", { hasText: "Send event" }).click();
+  await expect.poll(() => page.locator("form.send-event + p.error").innerText()).toMatch(/^payload: not JSON/);
+  await page.locator("input[name=event-name]").fill("approved now");
+  await page.locator("textarea[name=event-payload]").fill("{}");
+  await page.locator("button", { hasText: "Send event" }).click();
+  await expect.poll(() => page.locator("form.send-event + p.error").innerText()).toMatch(/^name: /);
+  expect((await admin.workflowRun(ids.order))!.events).toHaveLength(sent);
+
+  await page.locator("input[name=event-name]").fill("approved");
+  await page.locator("textarea[name=event-payload]").fill(JSON.stringify({ by: XSS }));
+  await page.locator("button", { hasText: "Send event" }).click();
+  await expect.poll(() => page.locator(".notice").innerText()).toBe("Event approved sent.");
+  await drain(pool);
+  await expect.poll(() => page.locator("[data-state]").first().getAttribute("data-state"), { timeout: 20_000 }).toBe("success");
+  expect(await page.locator('[data-field="result"]').innerText()).toContain(`"by": ${JSON.stringify(XSS)}`);
+  expect(await page.locator("tr[data-event][data-taken=true] .event-payload").innerText()).toBe(JSON.stringify({ by: XSS }));
+  expect(await page.locator("form.send-event").count()).toBe(0);
+  expect(await page.locator("main img, main script").count()).toBe(0);
+  expect(alerts).toEqual([]);
+});
+
+test("fork from an entry: a new run with the journal before it, linked from the page", async () => {
+  await page.goto(`${dash.url}#/run/${ids.order}`);
+  await page.locator("input[name=fork]").fill("1");
+  await page.locator("button", { hasText: "Fork from entry" }).click();
+  const link = page.locator("a.forked");
+  await link.waitFor();
+  const forkId = await link.innerText();
+  const fork = (await workpoolAdmin(store).workflowRun(forkId))!;
+  expect(fork.run).toMatchObject({ name: "order", args: { note: XSS }, state: "running" });
+  expect(fork.steps.map((e) => [e.n, e.name, e.state])).toEqual([[0, "quote", "success"]]);
+  await link.click();
+  await expect.poll(() => page.locator("h1").innerText()).toBe(forkId);
+  await page.locator("tr[data-step='0']").waitFor();
+});
+
+test("restart from an entry: a failed run runs its entries from there again", async () => {
+  explodes = false;
+  await page.goto(`${dash.url}#/run/${ids.failing}`);
+  await page.locator("input[name=restart]").fill("0");
+  await page.locator("button", { hasText: "Restart from entry" }).click();
+  await expect.poll(() => page.locator(".notice").innerText()).toBe("Restarted from entry 0.");
+  await drain(pool);
+  await expect.poll(() => page.locator("[data-state]").first().getAttribute("data-state"), { timeout: 20_000 }).toBe("success");
+  expect(await page.locator('[data-field="result"]').innerText()).toBe('"fixed"');
+});
+
+test("skip: a blocked run goes on without the entry it is blocked at", async () => {
+  await page.goto(`${dash.url}#/run/${ids.blocked}`);
+  await page.locator("button", { hasText: "Skip blocked entry" }).click();
+  await expect.poll(() => page.locator(".notice").innerText()).toBe("Skipped entry 0.");
+  await drain(pool);
+  await expect.poll(() => page.locator("[data-state]").first().getAttribute("data-state"), { timeout: 20_000 }).toBe("success");
+  expect(await page.locator('[data-field="result"]').innerText()).toBe('"flowed"');
+  expect(await page.locator("button", { hasText: "Skip blocked entry" }).count()).toBe(0);
+});
+
 test("cancel from the run page: confirmed, carried out by a worker of the pool, the page shows it canceled", async () => {
   await page.goto(`${dash.url}#/run/${ids.parent}`);
   await page.locator("button", { hasText: "Cancel run" }).click();
   await expect.poll(() => page.locator(".notice").innerText()).toBe("Cancel requested: a worker of the pool carries it out.");
   await drain(pool);
-  expect(await workpoolAdmin(store).workflow(ids.parent!)).toMatchObject({ state: "canceled" });
+  expect(await workpoolAdmin(store).workflow(ids.parent)).toMatchObject({ state: "canceled" });
   await expect.poll(() => page.locator("[data-state]").first().getAttribute("data-state"), { timeout: 20_000 }).toBe("canceled");
   expect(await page.locator("button", { hasText: "Cancel run" }).count()).toBe(0);
 });

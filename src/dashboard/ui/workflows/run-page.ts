@@ -1,7 +1,8 @@
 /**
  * A workflow run's page: its summary (state, version, times, error, blocked mismatch), its
  * args, context and result, the journal as a timeline, what it waits on, its events, its
- * child runs as a tree, and its actions. All user data is shown as text.
+ * child runs as a tree, a form that sends it an event, and its actions (cancel, restart,
+ * fork, skip). All user data is shown as text.
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
@@ -12,6 +13,7 @@ import { RunActions } from "./run-actions.js";
 import { RunSummary } from "./run-summary.js";
 import { RunValues } from "./run-values.js";
 import { EventsTable, PendingWaits } from "./run-waits.js";
+import { SendEventForm } from "./send-event-form.js";
 import { StepTimeline } from "./step-timeline.js";
 
 /** The run page. */
@@ -31,6 +33,7 @@ export function RunPage({ id, session }: { id: string; session: Session }) {
       <${PendingWaits} steps=${d.steps} />
       <${EventsTable} events=${d.events} />
     </div>
+    ${!session.readOnly && (r.state === "running" || r.state === "blocked") && html`<${SendEventForm} id=${r.workflowId} reload=${detail.reload} />`}
     <section>
       <h2>Child runs</h2>
       <${ChildList} key=${d.children.items.map((c) => c.workflowId + c.state).join()} parentId=${r.workflowId} first=${d.children} />
