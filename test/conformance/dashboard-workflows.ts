@@ -2,7 +2,8 @@
  * The dashboard's workflow endpoints on a real server over each store: the run list, counts
  * and a run's detail answer what the admin API gives; a query value that is not what its
  * field takes is a 400 naming the field; cancel is refused without the CSRF token, in
- * readOnly and for a malformed body, before anything changes; a failing store is a bare
+ * readOnly and for a malformed body, before anything changes, as are restart, fork, skip
+ * and send-event (an unknown run a 404, a run in the wrong state a 400); a failing store is a bare
  * 500 with the error logged.
  */
 import { afterEach, describe, expect, test } from "vitest";
@@ -148,6 +149,69 @@ export function defineDashboardWorkflowTests<Tx>(harness: StoreHarness<Tx>): voi
       expect(await admin.workflow("o-wait")).toMatchObject({ state: "canceled" });
       expect(await post({ id: "o-wait" })).toEqual({ status: 200, body: { canceled: false, reason: "it already ended (canceled)" } });
       expect(await post({ id: "o-fail" })).toEqual({ status: 200, body: { canceled: false, reason: "it already ended (failed)" } });
+    });
+
+    test("restart, fork, skip and send-event: refused without CSRF and for malformed bodies, naming the field; then done", async () => {
+      const { s, pool, admin } = await setUp();
+      const csrf = await csrfOf(s.url);
+      const ok = { "x-workpool-csrf": csrf };
+      const post = (name: string, body: unknown) => postAction(s.url, `workflow-${name}`, body, ok);
+      const actions: [string, Record<string, unknown>][] = [
+        ["restart", { id: "o-fail", from: 0 }],
+        ["fork", { id: "o-fail", from: 0 }],
+        ["skip", { id: "o-fail" }],
+        ["send-event", { id: "o-wait", name: "go" }],
+      ];
+      for (const [name, body] of actions) {
+        expect({ name, ...(await postAction(s.url, `workflow-${name}`, body)) }).toMatchObject({ name, status: 403 });
+        const other = await postAction(s.url, `workflow-${name}`, body, { ...ok, origin: "http://evil.example" });
+        expect({ name, ...other }).toMatchObject({ name, status: 403 });
+        expect({ name, ...(await post(name, { ...body, extra: 1 })) }).toMatchObject({ name, status: 400, body: { field: "body.extra" } });
+        expect({ name, ...(await post(name, { ...body, id: "no-such-run" })) }).toEqual({
+          name,
+          status: 404,
+          body: { error: "no workflow run with this id" },
+        });
+      }
+      const bad: [string, unknown, string][] = [
+        ["restart", { id: "o-fail" }, "from"],
+        ["restart", { id: "o-fail", from: -1 }, "from"],
+        ["restart", { id: "o-fail", from: "0" }, "from"],
+        ["restart", { id: "o fail", from: 0 }, "id"],
+        ["fork", { id: "o-fail", from: 1.5 }, "from"],
+        ["fork", { id: "o-fail", from: 0, workflowId: "<b>" }, "workflowId"],
+        ["fork", { id: "o-fail", from: 0, workflowId: "o-wait" }, "workflowId"],
+        ["skip", {}, "id"],
+        ["send-event", { id: "o-wait" }, "name"],
+        ["send-event", { id: "o-wait", name: "a b" }, "name"],
+        ["send-event", { id: "o-wait", name: "go", payload: "x".repeat(70_000) }, "body"],
+        ["restart", null, "body"],
+      ];
+      for (const [name, sent, field] of bad) {
+        expect({ name, sent, ...(await post(name, sent)) }).toMatchObject({ name, sent, status: 400, body: { field } });
+      }
+      // A run in a state the action does not take: a 400 with the admin's reason.
+      expect(await post("restart", { id: "o-wait", from: 0 })).toMatchObject({
+        status: 400,
+        body: { field: "id", error: expect.stringContaining("only failed, canceled or blocked runs can be restarted") },
+      });
+      expect(await post("skip", { id: "o-fail" })).toMatchObject({
+        status: 400,
+        body: { field: "id", error: expect.stringContaining("only a blocked run can skip") },
+      });
+      expect(await post("send-event", { id: "o-fail", name: "go" })).toMatchObject({ status: 400, body: { field: "id" } });
+      await drain(pool);
+      expect(await admin.workflow("o-fail")).toMatchObject({ state: "failed" });
+      expect((await admin.workflowRun("o-wait"))!.events).toHaveLength(1);
+
+      expect(await post("send-event", { id: "o-wait", name: "go", payload: { n: 5 } })).toEqual({ status: 200, body: { sent: true } });
+      await drain(pool);
+      expect(await admin.workflowRun("o-wait")).toMatchObject({ run: { state: "success", result: { kind: "event", value: { n: 5 } } } });
+      const fork = await post("fork", { id: "o-wait", from: 2, workflowId: "o-fork" });
+      expect(fork).toEqual({ status: 200, body: { newId: "o-fork" } });
+      expect((await admin.workflowRun("o-fork"))!.steps.map((e) => e.n)).toEqual([0, 1]);
+      expect(await post("restart", { id: "o-fail", from: 0 })).toEqual({ status: 200, body: { done: true } });
+      expect(await admin.workflow("o-fail")).toMatchObject({ state: "running" });
     });
 
     test("a store that fails: the workflow reads and cancel answer a bare 500 and log the error", async () => {
