@@ -15,6 +15,8 @@ import { AdminActions } from "./actions.js";
 import { AdminMetrics } from "./metrics.js";
 import { readWorkflow, readWorkflowSteps, requestWorkflowCancel } from "./workflows.js";
 import { AdminWorkflowActions } from "./workflow-actions.js";
+import { checkWorkflowList, checkWorkflowRun, countWorkflows, listPage, readWorkflowRun } from "./workflow-reads.js";
+import type { WorkflowCounts, WorkflowListOptions, WorkflowListPage, WorkflowRunDetail, WorkflowRunOptions } from "./workflow-types.js";
 import { checkWorkflowId } from "../workflow/validate.js";
 import type { ForkOptions, RestartOptions, WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
 import { toPoolSummary, toWorkDetail, toWorkSummary } from "./reads.js";
@@ -155,6 +157,24 @@ class Admin<Tx> implements WorkpoolAdmin {
     const checked = checkWorkflowId("id", id);
     await this.ready();
     return readWorkflowSteps(this.driver, checked);
+  }
+
+  async workflows(options?: WorkflowListOptions): Promise<WorkflowListPage> {
+    const query = checkWorkflowList(options);
+    await this.ready();
+    return listPage(this.driver, query);
+  }
+
+  async workflowCounts(pool?: string): Promise<WorkflowCounts[]> {
+    const name = pool === undefined ? null : checkPool(pool);
+    await this.ready();
+    return countWorkflows(this.driver, name);
+  }
+
+  async workflowRun(id: string, options?: WorkflowRunOptions): Promise<WorkflowRunDetail | null> {
+    const checked = checkWorkflowRun(id, options);
+    await this.ready();
+    return readWorkflowRun(this.driver, checked);
   }
 
   async cancelWorkflow(id: string): Promise<boolean> {

@@ -19,3 +19,14 @@ export type {
   WorkpoolAdminOptions,
   WorkSummary,
 } from "./types.js";
+export type {
+  WorkflowCounts,
+  WorkflowEventInfo,
+  WorkflowListOptions,
+  WorkflowListPage,
+  WorkflowRunDetail,
+  WorkflowRunOptions,
+  WorkflowStateFilter,
+  WorkflowStepDetail,
+  WorkflowSummary,
+} from "./workflow-types.js";

@@ -13,6 +13,7 @@ export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" |
 import type { RateLimit } from "../types.js";
 import type { ScheduleInfo } from "../cron/schedules.js";
 import type { ForkOptions, RestartOptions, WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
+import type { WorkflowCounts, WorkflowListOptions, WorkflowListPage, WorkflowRunDetail, WorkflowRunOptions } from "./workflow-types.js";
 
 export type { RateLimit };
 
@@ -177,6 +178,12 @@ export interface WorkpoolAdmin {
   workflow(id: string): Promise<WorkflowStatus | null>;
   /** A workflow run's journal (as WorkflowManager.steps()), or null when the store has no run with this id. */
   workflowSteps(id: string): Promise<WorkflowStepInfo[] | null>;
+  /** A page of workflow runs (of every pool, or the filters'), newest first. */
+  workflows(options?: WorkflowListOptions): Promise<WorkflowListPage>;
+  /** Workflow runs counted by state, one row per pool and workflow name. */
+  workflowCounts(pool?: string): Promise<WorkflowCounts[]>;
+  /** A run with part of its journal, its first child runs and newest events, or null when the store has no run with this id. */
+  workflowRun(id: string, options?: WorkflowRunOptions): Promise<WorkflowRunDetail | null>;
   /**
    * Asks for a workflow run's cancel: true when the run is running or blocked and the request
    * is written; a started worker of its pool (with its WorkflowManager) carries it out, as

@@ -45,10 +45,17 @@ export interface RunRow {
   updatedAt: number;
   finishedAt: number | null;
   deadline: number | null;
+  /** The version of the workflow's code that started the run (define()'s `version`), or null. */
+  version: string | null;
+  /** The workflow's timeout when the run started, ms (a restart sets its deadline from it), or null. */
+  timeoutMs: number | null;
 }
 
 /** A new run. */
-export type NewRun = Pick<RunRow, "id" | "pool" | "name" | "args" | "onComplete" | "context" | "parentId" | "parentStep" | "deadline"> & {
+export type NewRun = Pick<
+  RunRow,
+  "id" | "pool" | "name" | "args" | "onComplete" | "context" | "parentId" | "parentStep" | "deadline" | "version" | "timeoutMs"
+> & {
   now: number;
 };
 
@@ -98,8 +105,55 @@ export interface ForkRun {
   now: number;
 }
 
+/** A run as a list shows it: without its args, context and result; `error` is a failed run's error, cut to 1,000 characters. */
+export type RunListRow = Omit<RunRow, "args" | "context" | "result"> & { error: string | null };
+
+/** Which runs listRuns() reads, newest first (by created_at, then id). Null fields do not filter. */
+export interface RunQuery {
+  pool: string | null;
+  name: string | null;
+  states: readonly RunState[] | null;
+  version: string | null;
+  parentId: string | null;
+  /** Created at or after, ms. */
+  createdAfter: number | null;
+  /** Created before, ms. */
+  createdBefore: number | null;
+  /** The last run of the previous page: this page starts after it. */
+  after: { createdAt: number; id: string } | null;
+  limit: number;
+}
+
+/** How many runs of a workflow are in one state. */
+export interface RunCount {
+  pool: string;
+  name: string;
+  state: RunState;
+  count: number;
+}
+
+/** An event sent to a run, as stored. */
+export interface EventRow {
+  seq: number;
+  name: string;
+  payload: string;
+  sentAt: number;
+  /** The journal entry whose awaitEvent took it, or null while it waits to be taken. */
+  consumedStep: number | null;
+}
+
+/** The operator's reads of runs (the admin API); not used while running workflows. */
+export interface WorkflowReadOps {
+  /** A page of runs matching `query`, newest first. */
+  listRuns(query: RunQuery): Maybe<RunListRow[]>;
+  /** Runs counted by pool, workflow name and state (of one pool, or of all). */
+  countRuns(pool: string | null): Maybe<RunCount[]>;
+  /** The newest `limit` events sent to a run, newest first. */
+  readEvents(runId: string, limit: number): Maybe<EventRow[]>;
+}
+
 /** The operations on one connection or transaction. */
-export interface WorkflowOps extends WorkflowOperatorOps {
+export interface WorkflowOps extends WorkflowReadOps, WorkflowOperatorOps {
   /** Inserts a run; false when a run with its id exists (nothing written). */
   insertRun(run: NewRun): Maybe<boolean>;
   /** Reads a run (FOR UPDATE inside a PostgreSQL transaction). */
@@ -149,7 +203,8 @@ export interface WorkflowOps extends WorkflowOperatorOps {
 /** What the operator's actions on runs write beyond the engine's operations (src/workflow/operate.ts). */
 export interface WorkflowOperatorOps {
   /**
-   * Inserts a running run copied from `fork.sourceId` (same pool, name, args; its generation,
+   * Inserts a running run copied from `fork.sourceId` (same pool, name, args, version and
+   * timeout; its generation,
    * so copied entries keep their delivery rounds' order; no onComplete, no parent) with the
    * source's entries before `fork.from` and its events (those taken by copied entries stay
    * taken, the others are not taken). False when a run with the fork's id exists (nothing written).

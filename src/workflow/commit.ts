@@ -97,6 +97,8 @@ export async function commitSteps<Tx>(
           parentId: run.id,
           parentStep: e.n,
           deadline,
+          version: null,
+          timeoutMs: def?.timeoutMs ?? null,
           now,
         });
         await enqueueAdvance(engine, ops.tx, e.childId);

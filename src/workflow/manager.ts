@@ -126,6 +126,8 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
         parentId: null,
         parentStep: null,
         deadline,
+        version: null,
+        timeoutMs: def.timeoutMs,
         now,
       };
       const write = (tx: Tx): Maybe<unknown> =>
@@ -295,7 +297,6 @@ function managerOperator<Tx>(engine: Engine<Tx>): OperatorHost<Tx> {
         );
       }
     },
-    timeoutMs: (run) => engine.definitions.get(run.name)?.timeoutMs ?? null,
     enqueueAdvance: (tx, run) => enqueueAdvance(engine, tx, run.id),
     enqueueTimeout: (tx, run, deadline) => engine.pool.enqueueMutation(engine.handles.runTimeout, { r: run.id }, { tx, runAt: deadline }),
     cancelWork: (_ops, _pool, workId) => engine.pool.cancel(toWorkId(workId)),

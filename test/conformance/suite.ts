@@ -41,6 +41,7 @@ import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
 import { defineWorkflowOperateTests } from "./workflow-operate.js";
+import { defineWorkflowAdminReadTests } from "./workflow-admin-reads.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -80,6 +81,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowEventCancelTests(harness);
     defineWorkflowDeterminismTests(harness);
     defineWorkflowRetentionTests(harness);
+    defineWorkflowAdminReadTests(harness);
     defineHeldConnectionTests(harness);
     defineWorkflowOperateTests(harness);
   });

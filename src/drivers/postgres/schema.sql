@@ -754,6 +754,8 @@ CREATE TABLE :"schema".workflow_runs (
     updated_at bigint NOT NULL,
     finished_at bigint,
     deadline bigint,
+    version text,
+    timeout_ms bigint,
     CONSTRAINT workflow_runs_state_check CHECK ((state = ANY (ARRAY['running'::text, 'canceling'::text, 'blocked'::text, 'success'::text, 'failed'::text, 'canceled'::text])))
 );
 
@@ -831,6 +833,8 @@ CREATE INDEX work_running_key ON :"schema".work USING btree (pool, key) WHERE ((
 CREATE UNIQUE INDEX work_unique_key ON :"schema".work USING btree (pool, unique_key) WHERE (((state)::text = 'pending'::text) AND (unique_key IS NOT NULL));
 
 CREATE INDEX work_unsuccessful ON :"schema".work USING btree (pool, id) WHERE (((state)::text = 'finished'::text) AND (result !~~ '{"kind":"success"%'::text));
+
+CREATE INDEX workflow_runs_created ON :"schema".workflow_runs USING btree (pool, created_at, id);
 
 CREATE INDEX workflow_runs_finished ON :"schema".workflow_runs USING btree (pool, finished_at) WHERE (finished_at IS NOT NULL);
 

@@ -8,10 +8,12 @@ import { run, type Queryable } from "./connection.js";
 import type { PgConnections } from "./connection/connections.js";
 import { statementsOf } from "./statements.js";
 import { pgWorkflowOperatorOps } from "./workflow-operator.js";
+import { pgWorkflowReads } from "./workflow-reads.js";
 
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
   oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at::float8 AS created_at,
-  updated_at::float8 AS updated_at, finished_at::float8 AS finished_at, deadline::float8 AS deadline`;
+  updated_at::float8 AS updated_at, finished_at::float8 AS finished_at, deadline::float8 AS deadline, version,
+  timeout_ms::float8 AS timeout_ms`;
 const STEP_COLUMNS = `run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at::float8 AS started_at,
   finished_at::float8 AS finished_at`;
 
@@ -22,8 +24,8 @@ export function workflowSql(s: string) {
   const events = `${s}.workflow_events`;
   return {
     insertRun: `INSERT INTO ${runs} (id, pool, name, args, state, on_complete, context, oc_state, parent_id, parent_step,
-      created_at, updated_at, deadline)
-      VALUES ($1, $2, $3, $4, 'running', $5, $6, 'none', $7, $8, $9, $9, $10) ON CONFLICT (id) DO NOTHING`,
+      created_at, updated_at, deadline, version, timeout_ms)
+      VALUES ($1, $2, $3, $4, 'running', $5, $6, 'none', $7, $8, $9, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
     lockRun: `SELECT ${RUN_COLUMNS} FROM ${runs} WHERE id = $1 FOR UPDATE`,
     readRun: `SELECT ${RUN_COLUMNS} FROM ${runs} WHERE id = $1`,
     updateRun: `UPDATE ${runs} SET generation = generation + 1, updated_at = $2,
@@ -81,7 +83,8 @@ type SnakeCase<S extends string> = S extends `${infer H}${infer T}`
   : S;
 type PgStepRow = { [K in keyof StepRow as K extends string ? SnakeCase<K> : never]: StepRow[K] };
 
-function toRunRow(r: PgRunRow): RunRow {
+/** A stored run as a RunRow. */
+export function toRunRow(r: PgRunRow): RunRow {
   return {
     id: r.id,
     pool: r.pool,
@@ -105,6 +108,8 @@ function toRunRow(r: PgRunRow): RunRow {
     updatedAt: r.updated_at,
     finishedAt: r.finished_at,
     deadline: r.deadline,
+    version: r.version,
+    timeoutMs: r.timeout_ms,
   };
 }
 
@@ -154,9 +159,24 @@ function updateValues(id: string, generation: number | null, u: RunUpdate): unkn
 export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
   const s = statementsOf(schema, workflowSql);
   return {
+    ...pgWorkflowReads(db, schema),
     insertRun: async (r: NewRun) =>
-      (await run(db, s.insertRun, [r.id, r.pool, r.name, r.args, r.onComplete, r.context, r.parentId, r.parentStep, r.now, r.deadline]))
-        .rowCount > 0,
+      (
+        await run(db, s.insertRun, [
+          r.id,
+          r.pool,
+          r.name,
+          r.args,
+          r.onComplete,
+          r.context,
+          r.parentId,
+          r.parentStep,
+          r.now,
+          r.deadline,
+          r.version,
+          r.timeoutMs,
+        ])
+      ).rowCount > 0,
     lockRun: async (id) => {
       const row = (await run<PgRunRow>(db, s.lockRun, [id])).rows[0];
       return row ? toRunRow(row) : null;

@@ -154,7 +154,7 @@ CREATE TABLE workpool_workflow_runs (
   updated_at    INTEGER NOT NULL,
   finished_at   INTEGER,
   deadline      INTEGER
-) WITHOUT ROWID;
+, version TEXT, timeout_ms INTEGER) WITHOUT ROWID;
 
 CREATE TABLE workpool_workflow_steps (
   run_id      TEXT NOT NULL,
@@ -198,6 +198,8 @@ CREATE UNIQUE INDEX workpool_work_unique_key ON workpool_work (pool, unique_key)
 
 CREATE INDEX workpool_work_unsuccessful ON workpool_work (pool)
   WHERE state = 'finished' AND result NOT LIKE '{"kind":"success"%';
+
+CREATE INDEX workpool_workflow_runs_created ON workpool_workflow_runs (pool, created_at, id);
 
 CREATE INDEX workpool_workflow_runs_finished ON workpool_workflow_runs (pool, finished_at) WHERE finished_at IS NOT NULL;
 

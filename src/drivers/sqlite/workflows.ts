@@ -8,16 +8,18 @@ import type { NewRun, RunRow, RunUpdate, StepRow, StepState, WorkflowOps, Workfl
 import type { SqliteConnectionAccess } from "./connection/connection-access.js";
 import { prepared } from "./statements.js";
 import { sqliteWorkflowOperatorOps } from "./workflow-operator.js";
+import { sqliteWorkflowReads } from "./workflow-reads.js";
 
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
-  oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at, finished_at, deadline`;
+  oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at, finished_at, deadline, version, timeout_ms`;
 const STEP_COLUMNS = "run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at, finished_at";
 
 /** The statements of workflow runs, journals and events. */
 export const WORKFLOW_SQL = {
   insertRun: `INSERT INTO workpool_workflow_runs (id, pool, name, args, state, on_complete, context, oc_state, parent_id, parent_step,
-    created_at, updated_at, deadline)
-    VALUES (@id, @pool, @name, @args, 'running', @on_complete, @context, 'none', @parent_id, @parent_step, @now, @now, @deadline)
+    created_at, updated_at, deadline, version, timeout_ms)
+    VALUES (@id, @pool, @name, @args, 'running', @on_complete, @context, 'none', @parent_id, @parent_step, @now, @now, @deadline,
+      @version, @timeout_ms)
     ON CONFLICT (id) DO NOTHING`,
   readRun: `SELECT ${RUN_COLUMNS} FROM workpool_workflow_runs WHERE id = ?`,
   updateRun: `UPDATE workpool_workflow_runs SET generation = generation + 1, updated_at = @now,
@@ -85,6 +87,8 @@ interface SqliteRunRow {
   updated_at: number;
   finished_at: number | null;
   deadline: number | null;
+  version: string | null;
+  timeout_ms: number | null;
 }
 
 /** A journal row as SQLite returns it. */
@@ -128,6 +132,8 @@ export function toRunRow(r: SqliteRunRow): RunRow {
     updatedAt: r.updated_at,
     finishedAt: r.finished_at,
     deadline: r.deadline,
+    version: r.version,
+    timeoutMs: r.timeout_ms,
   };
 }
 
@@ -178,11 +184,13 @@ function updateParams(id: string, generation: number | null, u: RunUpdate): Reco
 /** The workflow operations on `db`, which the caller holds (every call runs at once). */
 export function sqliteWorkflowOps(db: Database): WorkflowOps {
   const s = prepared(db, WORKFLOW_SQL);
+  const reads = sqliteWorkflowReads(db);
   const readRun = (id: string): RunRow | null => {
     const r = s.readRun.get(id) as SqliteRunRow | undefined;
     return r ? toRunRow(r) : null;
   };
   return {
+    ...reads,
     insertRun: (run: NewRun) =>
       s.insertRun.run({
         id: run.id,
@@ -195,6 +203,8 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
         parent_step: run.parentStep,
         now: run.now,
         deadline: run.deadline,
+        version: run.version,
+        timeout_ms: run.timeoutMs,
       }).changes > 0,
     lockRun: readRun,
     readRun,
