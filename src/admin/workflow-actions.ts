@@ -54,8 +54,6 @@ function adminOperator<Tx>(driver: Driver<Tx>, clock: Clock): OperatorHost<Tx> {
     idField: "id",
     now,
     checkRun: () => undefined,
-    // Before the run's own timeout is stored with it, the admin (which has no definitions) cannot tell it.
-    timeoutMs: () => null,
     enqueueAdvance: (tx, run) => insertWork(adminRuntime(driver, run.pool, clock), [advanceRow(run.pool, run.id, now())], tx),
     enqueueTimeout: (tx, run, deadline) =>
       insertWork(adminRuntime(driver, run.pool, clock), [runTimeoutRow(run.pool, run.id, deadline, now())], tx),

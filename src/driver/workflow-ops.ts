@@ -92,6 +92,19 @@ export interface RunUpdate {
   now: number;
 }
 
+/** A fork of a run: its new id and time, and the entries (before `from`) it copies. */
+export interface ForkRun {
+  id: string;
+  sourceId: string;
+  /** Entries of the source before this one are copied. */
+  from: number;
+  /** How many entries that is, and their bytes of args and outcomes. */
+  steps: number;
+  journalBytes: number;
+  deadline: number | null;
+  now: number;
+}
+
 /** A run as a list shows it: without its args, context and result; `error` is a failed run's error, cut to 1,000 characters. */
 export type RunListRow = Omit<RunRow, "args" | "context" | "result"> & { error: string | null };
 
@@ -137,19 +150,6 @@ export interface WorkflowReadOps {
   countRuns(pool: string | null): Maybe<RunCount[]>;
   /** The newest `limit` events sent to a run, newest first. */
   readEvents(runId: string, limit: number): Maybe<EventRow[]>;
-}
-
-/** A fork of a run: its new id and time, and the entries (before `from`) it copies. */
-export interface ForkRun {
-  id: string;
-  sourceId: string;
-  /** Entries of the source before this one are copied. */
-  from: number;
-  /** How many entries that is, and their bytes of args and outcomes. */
-  steps: number;
-  journalBytes: number;
-  deadline: number | null;
-  now: number;
 }
 
 /** The operations on one connection or transaction. */
@@ -203,7 +203,8 @@ export interface WorkflowOps extends WorkflowReadOps, WorkflowOperatorOps {
 /** What the operator's actions on runs write beyond the engine's operations (src/workflow/operate.ts). */
 export interface WorkflowOperatorOps {
   /**
-   * Inserts a running run copied from `fork.sourceId` (same pool, name, args; its generation,
+   * Inserts a running run copied from `fork.sourceId` (same pool, name, args, version and
+   * timeout; its generation,
    * so copied entries keep their delivery rounds' order; no onComplete, no parent) with the
    * source's entries before `fork.from` and its events (those taken by copied entries stay
    * taken, the others are not taken). False when a run with the fork's id exists (nothing written).

@@ -297,7 +297,6 @@ function managerOperator<Tx>(engine: Engine<Tx>): OperatorHost<Tx> {
         );
       }
     },
-    timeoutMs: (run) => engine.definitions.get(run.name)?.timeoutMs ?? null,
     enqueueAdvance: (tx, run) => enqueueAdvance(engine, tx, run.id),
     enqueueTimeout: (tx, run, deadline) => engine.pool.enqueueMutation(engine.handles.runTimeout, { r: run.id }, { tx, runAt: deadline }),
     cancelWork: (_ops, _pool, workId) => engine.pool.cancel(toWorkId(workId)),

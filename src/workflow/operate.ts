@@ -28,8 +28,6 @@ export interface OperatorHost<Tx> {
   now(): number;
   /** Refuses a run this host cannot act on (a manager: a run of another pool). */
   checkRun(run: RunRow): void;
-  /** The run's own timeout, ms, or null: a restart and a fork give it a new deadline. */
-  timeoutMs(run: RunRow): number | null;
   /** Writes an advance of `run` in `tx`. */
   enqueueAdvance(tx: Tx, run: RunTarget): Promise<unknown>;
   /** Writes `run`'s timeout, due at `deadline`, in `tx`. */
@@ -66,7 +64,7 @@ export async function restartRun<Tx>(host: OperatorHost<Tx>, id: string, options
     // Work still open in the dropped entries (a blocked run's) is canceled; its results would be ignored anyway.
     await stopOpen(host, ops, run.pool, dropped);
     await wf.deleteStepsFrom(id, from);
-    const deadline = deadlineOf(host, run, now);
+    const deadline = deadlineOf(run, now);
     await wf.updateRun(id, {
       state: "running",
       result: null,
@@ -110,7 +108,7 @@ export async function forkRun<Tx>(host: OperatorHost<Tx>, id: string, options: u
     }
     const now = host.now();
     const forkId = givenId ?? newWorkId(now);
-    const deadline = deadlineOf(host, run, now);
+    const deadline = deadlineOf(run, now);
     const inserted = await wf.forkRun({
       id: forkId,
       sourceId: id,
@@ -221,9 +219,9 @@ async function stopOpen<Tx>(host: OperatorHost<Tx>, ops: TxOps<Tx>, pool: string
   }
 }
 
-function deadlineOf<Tx>(host: OperatorHost<Tx>, run: RunRow, now: number): number | null {
-  const timeout = host.timeoutMs(run);
-  return timeout === null ? null : now + timeout;
+/** A restarted or forked run's new deadline: the timeout recorded with the run, from now. */
+function deadlineOf(run: RunRow, now: number): number | null {
+  return run.timeoutMs === null ? null : now + run.timeoutMs;
 }
 
 function isOpen(e: StepRow): boolean {

@@ -9,12 +9,14 @@ import { runCli, startCli } from "./run.js";
 import { defineCliActingTests } from "./acting.js";
 import { column, expectExit, populate, useStores, type CliTarget } from "./target.js";
 import { defineTerminalSafetyTests } from "./terminal-safety.js";
+import { defineCliWorkflowTests } from "./workflows.js";
 
 export type { CliStore, CliTarget } from "./target.js";
 
 export function defineCliTests(target: CliTarget): void {
   defineTerminalSafetyTests(target);
   defineCliActingTests(target);
+  defineCliWorkflowTests(target);
   describe(`workpool CLI: ${target.name}`, () => {
     const fresh = useStores(target);
     const live: { dispose(): Promise<void> }[] = [];

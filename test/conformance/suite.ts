@@ -40,9 +40,9 @@ import { defineWorkflowEventCancelTests } from "./workflow-events-cancel.js";
 import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
+import { defineWorkflowOperateTests } from "./workflow-operate.js";
 import { defineWorkflowAdminReadTests } from "./workflow-admin-reads.js";
 import { defineDashboardWorkflowTests } from "./dashboard-workflows.js";
-import { defineWorkflowOperateTests } from "./workflow-operate.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {

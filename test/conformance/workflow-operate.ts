@@ -71,6 +71,9 @@ export function defineWorkflowOperateTests<Tx>(harness: StoreHarness<Tx>): void 
         [2, "action", "c", "success"],
       ]);
       expect(ran).toEqual(["a", "b", "c"]);
+      // The event moved down with the entry that took it.
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      expect((await admin.workflowRun(id))!.events).toMatchObject([{ name: "go", consumedStep: 1 }]);
       await expect(p.wf.skip(id)).rejects.toThrow(/succeeded; only a blocked run can skip/);
     });
 
@@ -147,7 +150,9 @@ export function defineWorkflowOperateTests<Tx>(harness: StoreHarness<Tx>): void 
       fail = false;
       const admin = workpoolAdmin(t.h.store, { clock: t.clock });
       await expect(admin.restartWorkflow(id, { from: 2 })).rejects.toThrow(/options\.from.*0 to 1/);
+      t.clock.advance(30_000);
       await admin.restartWorkflow(id, { from: 0 });
+      expect((await admin.workflowRun(id))!.run).toMatchObject({ state: "running", deadline: t.clock.now() + 60_000 });
       await drain(pool);
       expect(await wf.status(id)).toMatchObject({ state: "success", result: "up" });
       expect(done.map((d) => d.result.kind)).toEqual(["failed", "success"]);
@@ -176,13 +181,14 @@ export function defineWorkflowOperateTests<Tx>(harness: StoreHarness<Tx>): void 
       expect(await p.wf.status(fork)).toMatchObject({ state: "success", result: "abc", steps: 4 });
       expect((await p.wf.steps(fork)).slice(0, 2)).toEqual(before.steps.slice(0, 2));
       expect(ran).toEqual(["a", "b", "c", "c"]);
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      expect((await admin.workflowRun(fork))!.events).toMatchObject([{ name: "go", consumedStep: 2 }]);
       expect({ status: await p.wf.status(id), steps: await p.wf.steps(id) }).toEqual(before);
       // A fork calls no onComplete; the source's ran once.
       expect(done.map((d) => d.workflowId)).toEqual([id]);
       await expect(p.wf.fork(id, { from: 1, workflowId: "fork-1" })).rejects.toThrow(/options\.workflowId.*exists/);
 
       // The admin forks too, with a new id, from the end: nothing runs but the function's return.
-      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
       const again = await admin.forkWorkflow(id, { from: 4 });
       expect(again).not.toBe(id);
       await drain(p.pool);

@@ -13,9 +13,10 @@ export function workflowOperatorSql(s: string) {
   const steps = `${s}.workflow_steps`;
   const events = `${s}.workflow_events`;
   return {
-    forkRun: `INSERT INTO ${runs} (id, pool, name, args, state, generation, oc_state, steps, journal_bytes, created_at, updated_at, deadline)
-      SELECT $1::text, pool, name, args, 'running', generation, 'none', $3::integer, $4::integer, $5::bigint, $5::bigint, $6::bigint
-      FROM ${runs} WHERE id = $2
+    forkRun: `INSERT INTO ${runs} (id, pool, name, args, state, generation, oc_state, steps, journal_bytes, created_at, updated_at, deadline,
+        version, timeout_ms)
+      SELECT $1::text, pool, name, args, 'running', generation, 'none', $3::integer, $4::integer, $5::bigint, $5::bigint, $6::bigint,
+        version, timeout_ms FROM ${runs} WHERE id = $2
       ON CONFLICT (id) DO NOTHING`,
     forkJournal: `WITH copied AS (
         INSERT INTO ${steps} (run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at, finished_at)

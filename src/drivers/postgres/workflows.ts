@@ -7,8 +7,8 @@ import type { NewRun, RunRow, RunUpdate, StepRow, WorkflowOps, WorkflowStoreOps 
 import { run, type Queryable } from "./connection.js";
 import type { PgConnections } from "./connection/connections.js";
 import { statementsOf } from "./statements.js";
-import { pgWorkflowReads } from "./workflow-reads.js";
 import { pgWorkflowOperatorOps } from "./workflow-operator.js";
+import { pgWorkflowReads } from "./workflow-reads.js";
 
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
   oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at::float8 AS created_at,

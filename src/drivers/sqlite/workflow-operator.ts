@@ -10,8 +10,8 @@ import { prepared } from "./statements.js";
 /** The statements of the operator's writes. */
 export const WORKFLOW_OPERATOR_SQL = {
   forkRun: `INSERT INTO workpool_workflow_runs (id, pool, name, args, state, generation, oc_state, steps, journal_bytes,
-      created_at, updated_at, deadline)
-    SELECT @id, pool, name, args, 'running', generation, 'none', @steps, @journal_bytes, @now, @now, @deadline
+      created_at, updated_at, deadline, version, timeout_ms)
+    SELECT @id, pool, name, args, 'running', generation, 'none', @steps, @journal_bytes, @now, @now, @deadline, version, timeout_ms
     FROM workpool_workflow_runs WHERE id = @source_id
     ON CONFLICT (id) DO NOTHING`,
   forkSteps: `INSERT INTO workpool_workflow_steps (run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered,

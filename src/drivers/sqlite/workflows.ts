@@ -7,8 +7,8 @@ import type { Database } from "better-sqlite3";
 import type { NewRun, RunRow, RunUpdate, StepRow, StepState, WorkflowOps, WorkflowStoreOps } from "../../driver/workflow-ops.js";
 import type { SqliteConnectionAccess } from "./connection/connection-access.js";
 import { prepared } from "./statements.js";
-import { sqliteWorkflowReads } from "./workflow-reads.js";
 import { sqliteWorkflowOperatorOps } from "./workflow-operator.js";
+import { sqliteWorkflowReads } from "./workflow-reads.js";
 
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
   oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at, finished_at, deadline, version, timeout_ms`;
