@@ -18,7 +18,8 @@ import { AdminWorkflowActions } from "./workflow-actions.js";
 import { checkWorkflowList, checkWorkflowRun, countWorkflows, listPage, readWorkflowRun } from "./workflow-reads.js";
 import type { WorkflowCounts, WorkflowListOptions, WorkflowListPage, WorkflowRunDetail, WorkflowRunOptions } from "./workflow-types.js";
 import { checkWorkflowId } from "../workflow/validate.js";
-import type { ForkOptions, RestartOptions, WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
+import type { ForkOptions, RestartOptions, WorkflowStatus, WorkflowStepInfo, WorkflowVersionInfo } from "../workflow/types.js";
+import { readWorkflowVersions } from "../workflow/versions.js";
 import { toPoolSummary, toWorkDetail, toWorkSummary } from "./reads.js";
 import type {
   ListOptions,
@@ -205,6 +206,12 @@ class Admin<Tx> implements WorkpoolAdmin {
     const checked = checkWorkflowId("id", id);
     await this.ready();
     await this.workflowActions.sendEvent(checked, name, payload);
+  }
+
+  async workflowVersions(pool?: string): Promise<WorkflowVersionInfo[]> {
+    const name = pool === undefined ? null : checkPool(pool);
+    await this.ready();
+    return readWorkflowVersions(this.driver, name, this.clock.now());
   }
 
   metrics(): Promise<string> {

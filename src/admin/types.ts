@@ -12,7 +12,7 @@ export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" |
 
 import type { RateLimit } from "../types.js";
 import type { ScheduleInfo } from "../cron/schedules.js";
-import type { ForkOptions, RestartOptions, WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
+import type { ForkOptions, RestartOptions, WorkflowStatus, WorkflowStepInfo, WorkflowVersionInfo } from "../workflow/types.js";
 import type { WorkflowCounts, WorkflowListOptions, WorkflowListPage, WorkflowRunDetail, WorkflowRunOptions } from "./workflow-types.js";
 
 export type { RateLimit };
@@ -204,6 +204,12 @@ export interface WorkpoolAdmin {
   skipWorkflowStep(id: string): Promise<void>;
   /** Sends event `name` to a run (as WorkflowManager.sendEvent()); refused for an unknown or finished run. */
   sendWorkflowEvent(id: string, name: string, payload?: unknown): Promise<void>;
+  /**
+   * The workflow versions of `pool` (every pool when omitted): each (pool, workflow, version)
+   * that a live process defines or an unfinished run was started by, with how many of each.
+   * A version with unfinished runs and `live: false` has no process to drive its pinned runs.
+   */
+  workflowVersions(pool?: string): Promise<WorkflowVersionInfo[]>;
   /** Prometheus text exposition (gauges from the store + this process's pools' counters). */
   metrics(): Promise<string>;
   /** The prom-client registry behind metrics(), for merging with the app's own. */

@@ -5,6 +5,7 @@
  * (so a start or sendEvent inside the caller's synchronous transaction writes before it
  * returns); on PostgreSQL a promise. Times are parameters.
  */
+import type { WorkflowVersionOps } from "./workflow-version-ops.js";
 
 /** A value now (SQLite) or later (PostgreSQL). */
 export type Maybe<T> = T | Promise<T>;
@@ -13,7 +14,7 @@ export type Maybe<T> = T | Promise<T>;
 export type RunState = "running" | "canceling" | "blocked" | "success" | "failed" | "canceled";
 
 /** Kinds of journal entries. */
-export type StepKind = "action" | "mutation" | "sleep" | "event" | "workflow" | "value";
+export type StepKind = "action" | "mutation" | "sleep" | "event" | "workflow" | "value" | "patch";
 
 /** States of a journal entry. */
 export type StepState = "running" | "waiting" | "done" | "failed" | "canceled";
@@ -49,12 +50,16 @@ export interface RunRow {
   version: string | null;
   /** The workflow's timeout when the run started, ms (a restart sets its deadline from it), or null. */
   timeoutMs: number | null;
+  /** Only a process that defines the run's version runs its function. */
+  pinned: boolean;
+  /** When an advance landed in a process without the run's version (null: not parked). */
+  parkedAt: number | null;
 }
 
 /** A new run. */
 export type NewRun = Pick<
   RunRow,
-  "id" | "pool" | "name" | "args" | "onComplete" | "context" | "parentId" | "parentStep" | "deadline" | "version" | "timeoutMs"
+  "id" | "pool" | "name" | "args" | "onComplete" | "context" | "parentId" | "parentStep" | "deadline" | "version" | "timeoutMs" | "pinned"
 > & {
   now: number;
 };
@@ -153,7 +158,7 @@ export interface WorkflowReadOps {
 }
 
 /** The operations on one connection or transaction. */
-export interface WorkflowOps extends WorkflowReadOps, WorkflowOperatorOps {
+export interface WorkflowOps extends WorkflowReadOps, WorkflowOperatorOps, WorkflowVersionOps {
   /** Inserts a run; false when a run with its id exists (nothing written). */
   insertRun(run: NewRun): Maybe<boolean>;
   /** Reads a run (FOR UPDATE inside a PostgreSQL transaction). */

@@ -2,9 +2,11 @@
  * Maintenance, run by one leader per pool (a lease row in the store): rescue attempts
  * whose worker stopped heart-beating, redeliver onComplete handlers that threw, delete
  * finished work past its retention, write the periodic report, and let the store vacuum.
- * Every instance ticks on its own timer; only the leader of the moment does the work.
+ * Every instance ticks on its own timer; only the leader of the moment does the work, but
+ * every instance runs its own duties first (instance-duties.ts).
  */
 import type { TimerHandle } from "../clock.js";
+import { stopInstanceDuties, tickInstanceDuties } from "./instance-duties.js";
 import { Refusals } from "./transitions/fallback.js";
 import { redeliverDue } from "./transitions/on-complete.js";
 import { rescueExpired } from "./transitions/rescue.js";
@@ -98,6 +100,7 @@ export class Maintenance<Tx> {
       reported: false,
       vacuumed: false,
     };
+    await tickInstanceDuties(rt, now);
     this.leader = await rt.driver.acquireLeadership(rt.pool, rt.workerId, now, this.leaderTtlMs);
     if (!this.leader) {
       this.reporter.reset();
@@ -116,8 +119,9 @@ export class Maintenance<Tx> {
     return result;
   }
 
-  /** Gives up leadership (on stop). */
+  /** Gives up leadership, and ends the duties of this instance (on stop). */
   async release(): Promise<void> {
+    await stopInstanceDuties(this.rt);
     if (this.leader) await this.rt.driver.releaseLeadership(this.rt.pool, this.rt.workerId);
     this.leader = false;
     this.reporter.reset();

@@ -24,9 +24,10 @@ export interface AdvanceReport {
   /**
    * "replayed" when the function ran again from the start, "resumed" when it continued in
    * memory, "idle" for nothing to do, "fenced" when another writer moved the run first
-   * (nothing written).
+   * (nothing written), "parked" when the run is pinned to a version this process does not
+   * define (its function did not run; a process with the version picks it up).
    */
-  mode: "replayed" | "resumed" | "idle" | "fenced";
+  mode: "replayed" | "resumed" | "idle" | "fenced" | "parked";
   /** The journal entries replayed. */
   replayedSteps: number;
 }
@@ -58,6 +59,11 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
     return { mode: "idle", replayedSteps: 0 };
   }
   const def = engine.definitions.get(run.name);
+  if (run.pinned && def?.version !== run.version) {
+    engine.executions.drop(runId);
+    const parked = await wf.parkRun(run.id, run.generation, engine.rt.options.clock.now());
+    return { mode: parked ? "parked" : "fenced", replayedSteps: 0 };
+  }
   if (!def) {
     throw new Error(
       `workpool: workflow "${run.name}" is not defined in this process (pool "${engine.rt.pool}"); define it in every worker`,

@@ -92,12 +92,13 @@ export async function commitSteps<Tx>(
           pool: run.pool,
           name: request.workflow,
           args: request.args,
+          version: def?.version ?? null,
+          pinned: def?.pinned ?? false,
           onComplete: null,
           context: null,
           parentId: run.id,
           parentStep: e.n,
           deadline,
-          version: null,
           timeoutMs: def?.timeoutMs ?? null,
           now,
         });
@@ -107,6 +108,7 @@ export async function commitSteps<Tx>(
         break;
       }
       case "value":
+      case "patch":
         break;
     }
   }
@@ -117,8 +119,8 @@ export async function commitSteps<Tx>(
 
 /**
  * Writes the run's end (the function returned or threw); false when the run moved on
- * meanwhile. The now/random/uuid calls of its last round are journaled with it; other calls
- * it made without awaiting them are not started.
+ * meanwhile. The now/random/uuid calls and patch markers of its last round are journaled
+ * with it; other calls it made without awaiting them are not started.
  */
 export async function commitEnd<Tx>(
   engine: Engine<Tx>,
@@ -131,7 +133,7 @@ export async function commitEnd<Tx>(
   const generation = run.generation + 1;
   const values: StepRow[] = [];
   for (const c of writes.calls) {
-    if (c.request.kind !== "value") break;
+    if (c.request.kind !== "value" && c.request.kind !== "patch") break;
     values.push(newEntry(run.id, c, generation, now));
   }
   const bytes = values.reduce((sum, e) => sum + (e.outcome?.length ?? 0), 0);
@@ -174,6 +176,10 @@ function newEntry(runId: string, call: StepCall, generation: number, now: number
     end(e, "done", { kind: "success", value: r.value }, now);
     // Its value went to the function when it was called.
     e.delivered = generation;
+  } else if (r.kind === "patch") {
+    // A marker has no outcome to give: it is never delivered, replay matches it by position.
+    e.state = "done";
+    e.finishedAt = now;
   } else if (call.endedAtCall) {
     end(e, "canceled", call.endedAtCall, now);
     e.delivered = generation;

@@ -17,6 +17,10 @@ export interface Definition {
   name: string;
   fn: WorkflowFn<unknown, unknown>;
   timeoutMs: number | null;
+  /** The version recorded with the runs it starts (define()'s `version`), or null. */
+  version: string | null;
+  /** Its runs are driven only by processes that define the same version. */
+  pinned: boolean;
 }
 
 /** Args of the internal handlers. */

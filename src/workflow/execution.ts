@@ -17,7 +17,9 @@ export type StepRequest =
   | { kind: "sleep"; ms: number }
   | { kind: "event"; name: string; timeoutMs: number | null }
   | { kind: "workflow"; workflow: string; args: string }
-  | { kind: "value"; name: "now" | "random" | "uuid"; value: JsonValue };
+  | { kind: "value"; name: "now" | "random" | "uuid"; value: JsonValue }
+  /** A step.patched() marker (patches.ts). */
+  | { kind: "patch"; id: string };
 
 /** One step call of the execution. */
 export interface StepCall {
@@ -62,6 +64,8 @@ export function requestInfo(r: StepRequest): StepCallInfo {
       return { kind: "workflow", name: r.workflow };
     case "value":
       return { kind: r.name, name: r.name };
+    case "patch":
+      return { kind: "patch", name: r.id };
   }
 }
 
@@ -120,6 +124,11 @@ export class Execution {
     this.recorded = recorded;
   }
 
+  /** The journal entry at the position the next call takes, if the journal has one. */
+  nextEntry(): StepRow | undefined {
+    return this.recorded[this.calls.length];
+  }
+
   /** Whether the calling code runs inside this execution's function (a step call from elsewhere is refused). */
   get inside(): boolean {
     return running.getStore() === this;
@@ -147,9 +156,9 @@ export class Execution {
     if (this.blocked) return new Promise(() => undefined);
     const call: StepCall = { n, request, settled: false, resolve, reject };
     this.calls.push(call);
-    if (request.kind === "value") {
+    if (request.kind === "value" || request.kind === "patch") {
       call.settled = true;
-      resolve(request.value);
+      resolve(request.kind === "value" ? request.value : true);
     }
     return promise;
   }

@@ -21,5 +21,6 @@ export type {
   WorkflowStatus,
   WorkflowStep,
   WorkflowStepInfo,
+  WorkflowVersionInfo,
   WorkStepOptions,
 } from "./types.js";

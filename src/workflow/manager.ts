@@ -10,6 +10,7 @@ import type { Maybe, RunRow } from "../driver/workflow-ops.js";
 import { InvalidArgumentError } from "../errors.js";
 import { newWorkId, toWorkId } from "../ids.js";
 import { POOL_RUNTIME } from "../internal/runtime.js";
+import { instanceDuties } from "../internal/instance-duties.js";
 import { encodeJson, encodeOptionalJson } from "../json.js";
 import type { Workpool } from "../workpool.js";
 import { andThen, enqueueAdvance, type Definition, type Engine } from "./engine.js";
@@ -31,6 +32,7 @@ import type {
 } from "./types.js";
 import { checkEventName, checkTimeoutMs, checkWorkflowId } from "./validate.js";
 import { forkRun, restartRun, skipStep, writeEvent, type OperatorHost } from "./operate.js";
+import { checkVersionOptions, VersionDuty } from "./versions.js";
 
 /** Options of a WorkflowManager. */
 export interface WorkflowManagerOptions {
@@ -43,7 +45,7 @@ export interface WorkflowManagerOptions {
 }
 
 const MANAGER_KEYS = optionKeys<WorkflowManagerOptions>()({ maxSteps: true, maxJournalBytes: true, keepInMemory: true });
-const DEFINE_KEYS = optionKeys<DefineWorkflowOptions>()({ timeoutMs: true });
+const DEFINE_KEYS = optionKeys<DefineWorkflowOptions>()({ timeoutMs: true, version: true, pinVersion: true });
 const START_KEYS = optionKeys<StartOptions<unknown>>()({ workflowId: true, tx: true, onComplete: true, context: true });
 const SEND_KEYS = optionKeys<SendEventOptions<unknown>>()({ tx: true });
 
@@ -82,6 +84,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
     };
     this.engine = engine;
     this.operator = managerOperator(engine);
+    instanceDuties(rt).add(new VersionDuty(engine));
   }
 
   /** Defines workflow `name` (once per manager). Every worker process of the pool defines it too. */
@@ -95,6 +98,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
       name: checked,
       fn: fn as WorkflowFn<unknown, unknown>,
       timeoutMs: o.timeoutMs === undefined ? null : checkTimeoutMs("options.timeoutMs", o.timeoutMs),
+      ...checkVersionOptions(o),
     };
     this.engine.definitions.set(checked, def);
     return Object.freeze({ kind: "workflow", name: checked, pool: this.engine.rt.pool as P }) as WorkflowHandle<A, Awaited<R>, P>;
@@ -126,7 +130,8 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
         parentId: null,
         parentStep: null,
         deadline,
-        version: null,
+        version: def.version,
+        pinned: def.pinned,
         timeoutMs: def.timeoutMs,
         now,
       };

@@ -14,6 +14,7 @@ import type { JsonValue } from "../types.js";
 import type { Execution, StepRequest } from "./execution.js";
 import type { ActionStepOptions, EventResult, WorkflowHandle, WorkflowStep, WorkStepOptions } from "./types.js";
 import { checkEventName } from "./validate.js";
+import { checkPatchId, deprecatePatch, patched } from "./patches.js";
 
 const WORK_STEP_KEYS = optionKeys<WorkStepOptions>()({ name: true, timeoutMs: true, key: true, priority: true, runAfter: true });
 const ACTION_STEP_KEYS = optionKeys<ActionStepOptions>()({
@@ -82,6 +83,16 @@ export class Step<P extends string = string> implements WorkflowStep<P> {
 
   uuid(): string {
     return this.value("uuid") as string;
+  }
+
+  patched(id: string): boolean {
+    this.checkInside();
+    return patched(this.exec, checkPatchId("id", id));
+  }
+
+  deprecatePatch(id: string): void {
+    this.checkInside();
+    deprecatePatch(this.exec, checkPatchId("id", id));
   }
 
   private value(name: "now" | "random" | "uuid"): JsonValue {

@@ -24,6 +24,10 @@ export type WorkflowFn<A, R, P extends string = string> = (step: WorkflowStep<P>
 export interface DefineWorkflowOptions {
   /** A run still going this long after it started is canceled and fails as timed out. 1 ms to 1 year; default none. */
   timeoutMs?: number;
+  /** The version of this code (e.g. a date or a release), recorded with each run it starts. 1 to 100 characters of letters, digits and _ . : - / +. */
+  version?: string;
+  /** Runs this code starts are driven only by processes that define the same version (needs `version`). Default false. */
+  pinVersion?: boolean;
 }
 
 /** Options of a step that runs as work of the pool. */
@@ -72,6 +76,18 @@ export interface WorkflowStep<P extends string = string> {
   random(): number;
   /** A random UUID, recorded in the journal. */
   uuid(): string;
+  /**
+   * Whether the run takes the code path added with patch `id`: true for a run that reaches
+   * this point with this code (a marker is journaled) or whose journal has the marker here;
+   * false, taking no journal position, for a run whose journal records something else here
+   * (it was started by the code before the patch).
+   */
+  patched(id: string): boolean;
+  /**
+   * Marks patch `id` as the only path: the marker a run's journal has here is consumed, and a
+   * run without it takes no journal position. Use it once no run started before the patch is left.
+   */
+  deprecatePatch(id: string): void;
 }
 
 /** Options of start(). */
@@ -118,8 +134,8 @@ export interface WorkflowOnCompleteArgs<C = unknown, R = JsonValue> {
 
 /** A journal entry's kind and name: what a determinism check compares. */
 export interface StepCallInfo {
-  kind: "action" | "mutation" | "sleep" | "event" | "workflow" | "now" | "random" | "uuid";
-  /** The handler, event or workflow name (for sleep, "sleep"). */
+  kind: "action" | "mutation" | "sleep" | "event" | "workflow" | "now" | "random" | "uuid" | "patch";
+  /** The handler, event, workflow or patch name (for sleep, "sleep"). */
   name: string;
 }
 
@@ -162,4 +178,20 @@ export interface WorkflowStepInfo {
   childId?: string;
   startedAt: number;
   finishedAt: number | null;
+}
+
+/** A workflow version as admin.workflowVersions() reports it: who defines it, and its unfinished runs. */
+export interface WorkflowVersionInfo {
+  pool: string;
+  name: string;
+  /** null: runs started, or processes defining it, without a `version`. */
+  version: string | null;
+  /** A live process pins this version, or one of its unfinished runs is pinned. */
+  pinned: boolean;
+  /** Runs started by this version that are running, canceling or blocked. */
+  unfinishedRuns: number;
+  /** Whether a live process (one whose heartbeat has not expired) defines this version. */
+  live: boolean;
+  /** How many live processes define it. */
+  processes: number;
 }

@@ -41,6 +41,8 @@ import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
 import { defineWorkflowOperateTests } from "./workflow-operate.js";
+import { defineWorkflowPatchTests } from "./workflow-patches.js";
+import { defineWorkflowVersionTests } from "./workflow-versions.js";
 import { defineWorkflowAdminReadTests } from "./workflow-admin-reads.js";
 import { defineDashboardWorkflowTests } from "./dashboard-workflows.js";
 
@@ -86,5 +88,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineDashboardWorkflowTests(harness);
     defineHeldConnectionTests(harness);
     defineWorkflowOperateTests(harness);
+    defineWorkflowPatchTests(harness);
+    defineWorkflowVersionTests(harness);
   });
 }

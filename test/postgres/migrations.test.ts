@@ -37,6 +37,7 @@ test("eight stores migrating a new schema at the same moment create it once", as
       "stats",
       "work",
       "workflow_events",
+      "workflow_live",
       "workflow_runs",
       "workflow_steps",
     ]);

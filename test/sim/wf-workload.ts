@@ -136,5 +136,7 @@ function tracked(step: WorkflowStep, bump: () => void): WorkflowStep {
     now: () => (bump(), step.now()),
     random: () => (bump(), step.random()),
     uuid: () => (bump(), step.uuid()),
+    patched: (id) => (bump(), step.patched(id)),
+    deprecatePatch: (id) => (bump(), step.deprecatePatch(id)),
   };
 }

@@ -731,6 +731,16 @@ CREATE TABLE :"schema".workflow_events (
     consumed_step integer
 );
 
+CREATE TABLE :"schema".workflow_live (
+    pool text NOT NULL COLLATE pg_catalog."C",
+    worker_id text NOT NULL COLLATE pg_catalog."C",
+    name text NOT NULL,
+    version text,
+    pinned boolean NOT NULL,
+    heartbeat_at bigint NOT NULL,
+    expires_at bigint NOT NULL
+);
+
 CREATE TABLE :"schema".workflow_runs (
     id text NOT NULL COLLATE pg_catalog."C",
     pool text NOT NULL COLLATE pg_catalog."C",
@@ -756,6 +766,8 @@ CREATE TABLE :"schema".workflow_runs (
     deadline bigint,
     version text,
     timeout_ms bigint,
+    pinned boolean DEFAULT false NOT NULL,
+    parked_at bigint,
     CONSTRAINT workflow_runs_state_check CHECK ((state = ANY (ARRAY['running'::text, 'canceling'::text, 'blocked'::text, 'success'::text, 'failed'::text, 'canceled'::text])))
 );
 
@@ -772,7 +784,7 @@ CREATE TABLE :"schema".workflow_steps (
     delivered integer,
     started_at bigint NOT NULL,
     finished_at bigint,
-    CONSTRAINT workflow_steps_kind_check CHECK ((kind = ANY (ARRAY['action'::text, 'mutation'::text, 'sleep'::text, 'event'::text, 'workflow'::text, 'value'::text]))),
+    CONSTRAINT workflow_steps_kind_check CHECK ((kind = ANY (ARRAY['action'::text, 'mutation'::text, 'sleep'::text, 'event'::text, 'workflow'::text, 'value'::text, 'patch'::text]))),
     CONSTRAINT workflow_steps_state_check CHECK ((state = ANY (ARRAY['running'::text, 'waiting'::text, 'done'::text, 'failed'::text, 'canceled'::text])))
 );
 
@@ -799,6 +811,9 @@ ALTER TABLE ONLY :"schema".work
 
 ALTER TABLE ONLY :"schema".workflow_events
     ADD CONSTRAINT workflow_events_pkey PRIMARY KEY (run_id, seq);
+
+ALTER TABLE ONLY :"schema".workflow_live
+    ADD CONSTRAINT workflow_live_pkey PRIMARY KEY (pool, worker_id, name);
 
 ALTER TABLE ONLY :"schema".workflow_runs
     ADD CONSTRAINT workflow_runs_pkey PRIMARY KEY (id);
@@ -839,6 +854,8 @@ CREATE INDEX workflow_runs_created ON :"schema".workflow_runs USING btree (pool,
 CREATE INDEX workflow_runs_finished ON :"schema".workflow_runs USING btree (pool, finished_at) WHERE (finished_at IS NOT NULL);
 
 CREATE INDEX workflow_runs_parent ON :"schema".workflow_runs USING btree (parent_id) WHERE (parent_id IS NOT NULL);
+
+CREATE INDEX workflow_runs_parked ON :"schema".workflow_runs USING btree (pool, name, version) WHERE (parked_at IS NOT NULL);
 
 CREATE INDEX workflow_runs_pool ON :"schema".workflow_runs USING btree (pool, state, id);
 

@@ -10,7 +10,7 @@ import { toRunRow } from "./workflows.js";
 const LIST_COLUMNS = `id, pool, name, '' AS args, state, generation, NULL AS result, blocked, cancel_reason, on_complete,
   NULL AS context, oc_state, oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at::float8 AS created_at,
   updated_at::float8 AS updated_at, finished_at::float8 AS finished_at, deadline::float8 AS deadline, version,
-  timeout_ms::float8 AS timeout_ms, left(result::jsonb ->> 'error', 1000) AS error`;
+  timeout_ms::float8 AS timeout_ms, pinned, parked_at::float8 AS parked_at, left(result::jsonb ->> 'error', 1000) AS error`;
 
 /** The statements of the operator's reads. */
 export function workflowReadSql(s: string) {

@@ -8,12 +8,13 @@ import { run, type Queryable } from "./connection.js";
 import type { PgConnections } from "./connection/connections.js";
 import { statementsOf } from "./statements.js";
 import { pgWorkflowOperatorOps } from "./workflow-operator.js";
+import { pgWorkflowVersionOps } from "./workflow-versions.js";
 import { pgWorkflowReads } from "./workflow-reads.js";
 
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
   oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at::float8 AS created_at,
   updated_at::float8 AS updated_at, finished_at::float8 AS finished_at, deadline::float8 AS deadline, version,
-  timeout_ms::float8 AS timeout_ms`;
+  timeout_ms::float8 AS timeout_ms, pinned, parked_at::float8 AS parked_at`;
 const STEP_COLUMNS = `run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at::float8 AS started_at,
   finished_at::float8 AS finished_at`;
 
@@ -24,8 +25,8 @@ export function workflowSql(s: string) {
   const events = `${s}.workflow_events`;
   return {
     insertRun: `INSERT INTO ${runs} (id, pool, name, args, state, on_complete, context, oc_state, parent_id, parent_step,
-      created_at, updated_at, deadline, version, timeout_ms)
-      VALUES ($1, $2, $3, $4, 'running', $5, $6, 'none', $7, $8, $9, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
+      created_at, updated_at, deadline, version, timeout_ms, pinned)
+      VALUES ($1, $2, $3, $4, 'running', $5, $6, 'none', $7, $8, $9, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
     lockRun: `SELECT ${RUN_COLUMNS} FROM ${runs} WHERE id = $1 FOR UPDATE`,
     readRun: `SELECT ${RUN_COLUMNS} FROM ${runs} WHERE id = $1`,
     updateRun: `UPDATE ${runs} SET generation = generation + 1, updated_at = $2,
@@ -110,6 +111,8 @@ export function toRunRow(r: PgRunRow): RunRow {
     deadline: r.deadline,
     version: r.version,
     timeoutMs: r.timeout_ms,
+    pinned: r.pinned,
+    parkedAt: r.parked_at,
   };
 }
 
@@ -160,6 +163,7 @@ export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
   const s = statementsOf(schema, workflowSql);
   return {
     ...pgWorkflowReads(db, schema),
+    ...pgWorkflowVersionOps(db, schema),
     insertRun: async (r: NewRun) =>
       (
         await run(db, s.insertRun, [
@@ -175,6 +179,7 @@ export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
           r.deadline,
           r.version,
           r.timeoutMs,
+          r.pinned,
         ])
       ).rowCount > 0,
     lockRun: async (id) => {

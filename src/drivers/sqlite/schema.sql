@@ -127,6 +127,17 @@ CREATE TABLE workpool_workflow_events (
   PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
 
+CREATE TABLE workpool_workflow_live (
+  pool         TEXT NOT NULL,
+  worker_id    TEXT NOT NULL,
+  name         TEXT NOT NULL,
+  version      TEXT,
+  pinned       INTEGER NOT NULL,
+  heartbeat_at INTEGER NOT NULL,
+  expires_at   INTEGER NOT NULL,
+  PRIMARY KEY (pool, worker_id, name)
+) WITHOUT ROWID;
+
 CREATE TABLE workpool_workflow_runs (
   id            TEXT NOT NULL PRIMARY KEY,
   pool          TEXT NOT NULL,
@@ -154,12 +165,12 @@ CREATE TABLE workpool_workflow_runs (
   updated_at    INTEGER NOT NULL,
   finished_at   INTEGER,
   deadline      INTEGER
-, version TEXT, timeout_ms INTEGER) WITHOUT ROWID;
+, version TEXT, timeout_ms INTEGER, pinned INTEGER NOT NULL DEFAULT 0, parked_at INTEGER) WITHOUT ROWID;
 
-CREATE TABLE workpool_workflow_steps (
+CREATE TABLE "workpool_workflow_steps" (
   run_id      TEXT NOT NULL,
   n           INTEGER NOT NULL,
-  kind        TEXT NOT NULL CHECK (kind IN ('action', 'mutation', 'sleep', 'event', 'workflow', 'value')),
+  kind        TEXT NOT NULL CHECK (kind IN ('action', 'mutation', 'sleep', 'event', 'workflow', 'value', 'patch')),
   name        TEXT NOT NULL,
   state       TEXT NOT NULL CHECK (state IN ('running', 'waiting', 'done', 'failed', 'canceled')),
   args        TEXT,
@@ -204,6 +215,8 @@ CREATE INDEX workpool_workflow_runs_created ON workpool_workflow_runs (pool, cre
 CREATE INDEX workpool_workflow_runs_finished ON workpool_workflow_runs (pool, finished_at) WHERE finished_at IS NOT NULL;
 
 CREATE INDEX workpool_workflow_runs_parent ON workpool_workflow_runs (parent_id) WHERE parent_id IS NOT NULL;
+
+CREATE INDEX workpool_workflow_runs_parked ON workpool_workflow_runs (pool, name, version) WHERE parked_at IS NOT NULL;
 
 CREATE INDEX workpool_workflow_runs_pool ON workpool_workflow_runs (pool, state, id);
 

@@ -9,7 +9,7 @@ import { toRunRow } from "./workflows.js";
 
 const LIST_COLUMNS = `id, pool, name, '' AS args, state, generation, NULL AS result, blocked, cancel_reason, on_complete,
   NULL AS context, oc_state, oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at,
-  finished_at, deadline, version, timeout_ms, substr(json_extract(result, '$.error'), 1, 1000) AS error`;
+  finished_at, deadline, version, timeout_ms, pinned, parked_at, substr(json_extract(result, '$.error'), 1, 1000) AS error`;
 
 /** The statements of the operator's reads. */
 export const WORKFLOW_READ_SQL = {

@@ -8,18 +8,20 @@ import type { NewRun, RunRow, RunUpdate, StepRow, StepState, WorkflowOps, Workfl
 import type { SqliteConnectionAccess } from "./connection/connection-access.js";
 import { prepared } from "./statements.js";
 import { sqliteWorkflowOperatorOps } from "./workflow-operator.js";
+import { sqliteWorkflowVersionOps, VERSION_READS } from "./workflow-versions.js";
 import { sqliteWorkflowReads } from "./workflow-reads.js";
 
 const RUN_COLUMNS = `id, pool, name, args, state, generation, result, blocked, cancel_reason, on_complete, context, oc_state,
-  oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at, finished_at, deadline, version, timeout_ms`;
+  oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at, finished_at, deadline, version, timeout_ms,
+  pinned, parked_at`;
 const STEP_COLUMNS = "run_id, n, kind, name, state, args, outcome, work_id, child_id, delivered, started_at, finished_at";
 
 /** The statements of workflow runs, journals and events. */
 export const WORKFLOW_SQL = {
   insertRun: `INSERT INTO workpool_workflow_runs (id, pool, name, args, state, on_complete, context, oc_state, parent_id, parent_step,
-    created_at, updated_at, deadline, version, timeout_ms)
+    created_at, updated_at, deadline, version, timeout_ms, pinned)
     VALUES (@id, @pool, @name, @args, 'running', @on_complete, @context, 'none', @parent_id, @parent_step, @now, @now, @deadline,
-      @version, @timeout_ms)
+      @version, @timeout_ms, @pinned)
     ON CONFLICT (id) DO NOTHING`,
   readRun: `SELECT ${RUN_COLUMNS} FROM workpool_workflow_runs WHERE id = ?`,
   updateRun: `UPDATE workpool_workflow_runs SET generation = generation + 1, updated_at = @now,
@@ -89,6 +91,8 @@ interface SqliteRunRow {
   deadline: number | null;
   version: string | null;
   timeout_ms: number | null;
+  pinned: number;
+  parked_at: number | null;
 }
 
 /** A journal row as SQLite returns it. */
@@ -134,6 +138,8 @@ export function toRunRow(r: SqliteRunRow): RunRow {
     deadline: r.deadline,
     version: r.version,
     timeoutMs: r.timeout_ms,
+    pinned: r.pinned === 1,
+    parkedAt: r.parked_at,
   };
 }
 
@@ -191,6 +197,7 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
   };
   return {
     ...reads,
+    ...sqliteWorkflowVersionOps(db),
     insertRun: (run: NewRun) =>
       s.insertRun.run({
         id: run.id,
@@ -205,6 +212,7 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
         deadline: run.deadline,
         version: run.version,
         timeout_ms: run.timeoutMs,
+        pinned: run.pinned ? 1 : 0,
       }).changes > 0,
     lockRun: readRun,
     readRun,
@@ -266,7 +274,7 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
 }
 
 /** The operations that only read. */
-const READS = new Set(["readRun", "lockRun", "readSteps", "readUndelivered", "waitingFor", "openChildren"]);
+const READS = new Set<string>(["readRun", "lockRun", "readSteps", "readUndelivered", "waitingFor", "openChildren", ...VERSION_READS]);
 
 /** Workflows on SQLite (the workflow noun of the driver interface). */
 export class SqliteWorkflows implements WorkflowStoreOps<Database> {
