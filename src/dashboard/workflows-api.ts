@@ -1,10 +1,10 @@
 /**
- * The dashboard's JSON endpoints for workflow runs, each a thin layer over the admin API:
- * the run list, counts per workflow and one run's detail answer GET; cancel answers POST
- * (the handler checks auth, CSRF and readOnly first). A query value that is not the
- * number or name a field takes is a 400 naming the field, and nothing is read. The
- * operator's actions (cancel, restart, fork, skip, send an event) answer POST; what the
- * admin API refuses (a run in the wrong state, a bad entry number) is a 400 with its reason.
+ * The dashboard's JSON endpoints for workflow runs, each a thin layer over the admin API.
+ * GET: the run list, counts per workflow, the versions live processes define, and one
+ * run's detail; a query value that is not the number or name its field takes is a 400
+ * naming the field, and nothing is read. POST (after the handler's auth, CSRF and readOnly
+ * checks): cancel, restart, fork, skip and send an event; what the admin API refuses (a
+ * run in the wrong state, a bad entry number) is a 400 with its reason.
  */
 import type { WorkpoolAdmin } from "../admin/types.js";
 import type { WorkflowListOptions, WorkflowRunOptions, WorkflowStateFilter } from "../admin/workflow-types.js";
@@ -54,6 +54,8 @@ export function workflowReadEndpoint(admin: WorkpoolAdmin, name: string, query: 
       return admin.workflows(listOptions(query)).then(ok);
     case "workflow-counts":
       return admin.workflowCounts(text(query, "pool")).then((counts) => ok({ counts }));
+    case "workflow-versions":
+      return admin.workflowVersions(text(query, "pool")).then((versions) => ok({ versions }));
     case "workflow-run": {
       const options: WorkflowRunOptions = {};
       const stepsFrom = int(query, "stepsFrom", 0, 1e9);

@@ -1,7 +1,7 @@
 /**
  * The dashboard's Workflows pages in a real browser (Chromium through playwright-core) on a
  * real SQLite store, its pool stepped by hand (runOnce) on a manual clock: counts per
- * workflow with the blocked run listed first, filters, a run's journal timeline with its
+ * workflow with the blocked run listed first, a version no live process defines, filters, a run's journal timeline with its
  * work and child links, pending sleeps and events, cancel from the run page, and user data
  * (args, a step result, an error, an event payload) with XSS payloads shown as text only.
  */
@@ -56,12 +56,19 @@ beforeAll(async () => {
   // An earlier deploy: "flow" charged, then waited for "go". The next deploy's code no longer charges: that run blocks.
   const old = appProcess();
   const oldCharge = old.pool.defineAction("charge", () => "charged");
-  const oldFlow = old.wf.define("flow", async (step) => {
-    await step.runAction(oldCharge, null);
-    await step.awaitEvent("go");
-  });
+  const oldFlow = old.wf.define(
+    "flow",
+    async (step) => {
+      await step.runAction(oldCharge, null);
+      await step.awaitEvent("go");
+    },
+    { version: "2026-01" },
+  );
   ids.blocked = await old.wf.start(oldFlow, null, { workflowId: "flow-1" });
   await drain(old.pool);
+  // That deploy's processes are gone: once their heartbeat has expired, no live process defines version 2026-01.
+  await old.pool.stop();
+  clock.advance(120_000);
 
   ({ pool, wf } = appProcess());
   pool.defineAction("charge", () => "charged");
@@ -128,7 +135,7 @@ async function listedRuns(): Promise<string[]> {
   return page.locator('table[aria-label="runs"] tr[data-run]').evaluateAll((rows) => rows.map((r) => r.getAttribute("data-run") ?? ""));
 }
 
-test("Workflows page: counts per workflow, the blocked run first, filters by a count, name, state and version", async () => {
+test("Workflows page: counts per workflow, the blocked run first, a version no live process defines, filters", async () => {
   await page.goto(dash.url);
   await page.locator("header nav a", { hasText: "Workflows" }).click();
   await page.locator('.workflow-counts tr[data-workflow="order"]').waitFor();
@@ -144,6 +151,12 @@ test("Workflows page: counts per workflow, the blocked run first, filters by a c
     "entry 0: the code called event go, the journal recorded action charge",
   );
   await expect.poll(listedRuns).toHaveLength(5);
+  const orphan = page.locator('.orphan-versions tr[data-version="2026-01"]');
+  expect(await orphan.innerText()).toMatch(/^orders\s+flow\s+2026-01\s+no\s+1$/);
+  expect(await page.locator(".orphan-versions tr[data-version]").count()).toBe(1);
+  await orphan.locator("button").click();
+  await expect.poll(listedRuns).toEqual([ids.blocked]);
+  expect(await page.locator("input[name=version]").inputValue()).toBe("2026-01");
 
   await page.locator('.workflow-counts tr[data-workflow="failing"] [data-count="failed"] button').click();
   await expect.poll(listedRuns).toEqual([ids.failing]);

@@ -69,6 +69,12 @@ export function defineDashboardWorkflowTests<Tx>(harness: StoreHarness<Tx>): voi
 
       expect(await getJson(s.url, "api/workflow-counts")).toEqual({ status: 200, body: { counts: await admin.workflowCounts() } });
       expect(await getJson(s.url, "api/workflow-counts?pool=other")).toEqual({ status: 200, body: { counts: [] } });
+      const versions = await getJson(s.url, "api/workflow-versions");
+      expect(versions).toEqual({ status: 200, body: { versions: await admin.workflowVersions() } });
+      expect((versions.body as { versions: unknown[] }).versions).toContainEqual(
+        expect.objectContaining({ name: "order", version: null, unfinishedRuns: 1 }),
+      );
+      expect(await getJson(s.url, "api/workflow-versions?pool=other")).toEqual({ status: 200, body: { versions: [] } });
 
       const run = await getJson(s.url, "api/workflow-run?id=o-wait");
       expect(run).toEqual({ status: 200, body: asJson(await admin.workflowRun("o-wait")) });
@@ -98,6 +104,7 @@ export function defineDashboardWorkflowTests<Tx>(harness: StoreHarness<Tx>): voi
         ["api/workflows?parentId=%3Cscript%3E", "parentId"],
         ["api/workflows?name=a%20b", "name"],
         ["api/workflows?pool=%00", "pool"],
+        ["api/workflow-versions?pool=%00", "pool"],
         ["api/workflow-run", "id"],
         ["api/workflow-run?id=a%20b", "id"],
         ["api/workflow-run?id=o-wait&stepsFrom=-1", "stepsFrom"],

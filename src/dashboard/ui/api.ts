@@ -5,6 +5,7 @@
  */
 import type { ListPage, PoolSummary, ScheduleSummary, WorkDetail } from "../../admin/types.js";
 import type { WorkflowCounts, WorkflowListPage, WorkflowRunDetail } from "../../admin/workflow-types.js";
+import type { WorkflowVersionInfo } from "../../workflow/types.js";
 import type { Series } from "../sampler.js";
 
 /** The admin API's shapes, as the reads answer them. */
@@ -18,6 +19,8 @@ export type {
   WorkflowStepDetail,
   WorkflowSummary,
 } from "../../admin/workflow-types.js";
+/** A workflow version that live processes define or unfinished runs were started by. */
+export type { WorkflowVersionInfo } from "../../workflow/types.js";
 /** The chart's series, as the server samples them. */
 export type { Series } from "../sampler.js";
 
@@ -71,6 +74,7 @@ export const api = {
   work: (id: string) => get<WorkDetail>("work", { id }),
   workflows: (filter: Record<string, string | undefined>) => get<WorkflowListPage>("workflows", filter),
   workflowCounts: () => get<{ counts: WorkflowCounts[] }>("workflow-counts").then((r) => r.counts),
+  workflowVersions: () => get<{ versions: WorkflowVersionInfo[] }>("workflow-versions").then((r) => r.versions),
   workflowRun: (id: string, stepsFrom?: number) =>
     get<WorkflowRunDetail>("workflow-run", { id, stepsFrom: stepsFrom === undefined ? undefined : String(stepsFrom) }),
 };

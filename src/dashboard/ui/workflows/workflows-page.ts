@@ -1,12 +1,14 @@
 /**
  * The Workflows page: runs counted per workflow (a click filters), the blocked runs first
- * in a section of their own, then every run, newest first, with filters and keyset pages.
+ * in a section of their own, the versions with unfinished runs that no live process
+ * defines, then every run, newest first, with filters and keyset pages.
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
 import { Pager, usePages } from "../pool/pager.js";
 import { usePoll } from "../shared/hooks.js";
+import { OrphanVersions } from "./orphan-versions.js";
 import { NO_RUN_FILTER, RunFilters, runQuery, type RunFilter } from "./run-filters.js";
 import { RunsTable } from "./runs-table.js";
 import { WorkflowCountsTable } from "./workflow-counts.js";
@@ -48,6 +50,7 @@ export function WorkflowsPage() {
     />
     ${counts.data?.length === 0 && html`<p>No workflow runs in this store yet.</p>`}
     <${BlockedRuns} />
+    <${OrphanVersions} onPick=${(name: string, version: string) => apply({ ...NO_RUN_FILTER, name, version, state: "unfinished" })} />
     <h2>Runs</h2>
     <${RunFilters} key=${JSON.stringify(filter)} value=${filter} onApply=${apply} />
     ${list.error && html`<p class="error">${list.error}</p>`}
