@@ -4,6 +4,7 @@
  * workflow with the blocked run listed first, a version no live process defines, filters, a run's journal timeline with its
  * work and child links, pending sleeps and events, cancel from the run page, and user data
  * (args, a step result, an error, an event payload) with XSS payloads shown as text only.
+ * The run saves the screenshots docs/dashboard.md shows.
  */
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -154,6 +155,8 @@ test("Workflows page: counts per workflow, the blocked run first, a version no l
   const orphan = page.locator('.orphan-versions tr[data-version="2026-01"]');
   expect(await orphan.innerText()).toMatch(/^orders\s+flow\s+2026-01\s+no\s+1$/);
   expect(await page.locator(".orphan-versions tr[data-version]").count()).toBe(1);
+  mkdirSync(IMAGES, { recursive: true });
+  await page.screenshot({ path: `${IMAGES}dashboard-workflows.png`, fullPage: true });
   await orphan.locator("button").click();
   await expect.poll(listedRuns).toEqual([ids.blocked]);
   expect(await page.locator("input[name=version]").inputValue()).toBe("2026-01");
@@ -218,7 +221,6 @@ test("run page: the journal timeline with work links, a child link and back, a p
   await childLink.waitFor();
   expect(await page.locator("li[data-wait='1'] .wake-at").count()).toBe(1);
   expect(await page.locator("ul.children > li[data-child]").count()).toBe(1);
-  mkdirSync(IMAGES, { recursive: true });
   await page.screenshot({ path: `${IMAGES}dashboard-workflow-run.png`, fullPage: true });
   await childLink.click();
   await page.locator("a.parent").waitFor();

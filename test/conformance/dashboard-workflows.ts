@@ -221,6 +221,28 @@ export function defineDashboardWorkflowTests<Tx>(harness: StoreHarness<Tx>): voi
       expect(await admin.workflow("o-fail")).toMatchObject({ state: "running" });
     });
 
+    test("with auth set, the workflow reads and actions need the token", async () => {
+      const { s, pool, admin } = await setUp({ auth: "workflow-token-0123456789" });
+      for (const path of ["api/workflows", "api/workflow-counts", "api/workflow-versions", "api/workflow-run?id=o-wait"]) {
+        expect((await fetch(new URL(path, s.url))).status).toBe(401);
+      }
+      const bearer = { authorization: "Bearer workflow-token-0123456789" };
+      expect((await getJson(s.url, "api/workflow-run?id=o-wait", bearer)).status).toBe(200);
+      const anonymous = await fetch(new URL("api/action/workflow-cancel", s.url), {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-workpool-csrf": "x" },
+        body: JSON.stringify({ id: "o-wait" }),
+      });
+      expect(anonymous.status).toBe(401);
+      const csrf = await csrfOf(s.url, bearer);
+      expect(await postAction(s.url, "workflow-cancel", { id: "o-wait" }, { ...bearer, "x-workpool-csrf": csrf })).toEqual({
+        status: 200,
+        body: { canceled: true },
+      });
+      await drain(pool);
+      expect(await admin.workflow("o-wait")).toMatchObject({ state: "canceled" });
+    });
+
     test("a store that fails: the workflow reads and cancel answer a bare 500 and log the error", async () => {
       const t = await ctx();
       const logger = new CapturingLogger();

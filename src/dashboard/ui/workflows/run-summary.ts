@@ -9,7 +9,7 @@ type Run = WorkflowRunDetail["run"];
 
 /** A blocked run's mismatch: the entry, what the code called there and what the journal recorded. */
 function Blocked({ b }: { b: NonNullable<Run["blocked"]> }) {
-  return html`<div class="blocked" data-field="blocked">
+  return html`<div class="blocked-box" data-field="blocked">
     <p><b>Blocked at entry ${b.n}</b>: the code no longer matches the journal.</p>
     <dl class="times">
       <dt>Expected (code)</dt>
