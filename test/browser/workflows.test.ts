@@ -1,10 +1,11 @@
 /**
  * The dashboard's Workflows pages in a real browser (Chromium through playwright-core) on a
  * real SQLite store, its pool stepped by hand (runOnce) on a manual clock: counts per
- * workflow with the blocked run listed first, a version no live process defines, filters, a run's journal timeline with its
- * work and child links, pending sleeps and events, cancel from the run page, and user data
- * (args, a step result, an error, an event payload) with XSS payloads shown as text only.
- * The run saves the screenshots docs/dashboard.md shows.
+ * workflow with the blocked run listed first, a version no live process defines, filters,
+ * a run's journal timeline with its work and child links, the child tree opened a branch
+ * at a time, pending sleeps and events, the send-event form, cancel, restart, fork and skip
+ * from the run page, and user data (args, a step result, an error, an event payload) with
+ * XSS payloads shown as text only. The run saves the screenshots docs/dashboard.md shows.
  */
 import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -43,6 +44,8 @@ const consoleErrors: string[] = [];
 let explodes = true;
 /** Run ids by role. */
 const ids = { blocked: "", order: "", failing: "", parent: "" };
+/** Starts a run of "tree" (a child run that has a child run of its own). */
+let startTree: () => Promise<string>;
 
 /** A pool "orders" on the store and its WorkflowManager: one "process" of the app. */
 function appProcess(): { pool: Workpool<unknown>; wf: WorkflowManager<unknown> } {
@@ -96,6 +99,9 @@ beforeAll(async () => {
     await step.sleep(3_600_000);
     return a;
   });
+  const branch = wf.define("branch", async (step) => step.runWorkflow(child, 3));
+  const tree = wf.define("tree", async (step) => step.runWorkflow(branch, null));
+  startTree = () => wf.start(tree, null, { workflowId: "tree-1" });
   ids.order = await wf.start(order, { note: XSS }, { workflowId: "order-1", context: { html: XSS }, onComplete: noted });
   clock.advance(1000);
   ids.failing = await wf.start(failing, null, { workflowId: "failing-1" });
@@ -296,6 +302,23 @@ test("skip: a blocked run goes on without the entry it is blocked at", async () 
   await expect.poll(() => page.locator("[data-state]").first().getAttribute("data-state"), { timeout: 20_000 }).toBe("success");
   expect(await page.locator('[data-field="result"]').innerText()).toBe('"flowed"');
   expect(await page.locator("button", { hasText: "Skip blocked entry" }).count()).toBe(0);
+});
+
+test("child tree: a child run's own children are read when its branch is opened", async () => {
+  await startTree();
+  await drain(pool);
+  await page.goto(`${dash.url}#/run/tree-1`);
+  const branch = page.locator("ul.children > li[data-child]");
+  await branch.waitFor();
+  expect(await branch.innerText()).toContain("branch");
+  expect(await page.locator("ul.children ul.children li[data-child]").count()).toBe(0);
+  await branch.locator("button.toggle").click();
+  const grandchild = page.locator("ul.children ul.children li[data-child]");
+  await grandchild.waitFor();
+  expect(await grandchild.innerText()).toContain("child");
+  await grandchild.locator("a").click();
+  await page.locator("a.parent").waitFor();
+  expect(await page.locator('[data-field="result"]').innerText()).toBe(JSON.stringify({ echo: "child 3" }, null, 2));
 });
 
 test("cancel from the run page: confirmed, carried out by a worker of the pool, the page shows it canceled", async () => {
