@@ -14,11 +14,11 @@ import type { WorkId } from "../types.js";
 import { AdminActions } from "./actions.js";
 import { AdminMetrics } from "./metrics.js";
 import { readWorkflow, readWorkflowSteps, requestWorkflowCancel } from "./workflows.js";
+import { AdminWorkflowActions } from "./workflow-actions.js";
 import { checkWorkflowList, checkWorkflowRun, countWorkflows, listPage, readWorkflowRun } from "./workflow-reads.js";
 import type { WorkflowCounts, WorkflowListOptions, WorkflowListPage, WorkflowRunDetail, WorkflowRunOptions } from "./workflow-types.js";
 import { checkWorkflowId } from "../workflow/validate.js";
-import type { WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
-import type { WorkflowVersionInfo } from "../workflow/types.js";
+import type { ForkOptions, RestartOptions, WorkflowStatus, WorkflowStepInfo, WorkflowVersionInfo } from "../workflow/types.js";
 import { readWorkflowVersions } from "../workflow/versions.js";
 import { toPoolSummary, toWorkDetail, toWorkSummary } from "./reads.js";
 import type {
@@ -39,6 +39,7 @@ const LAST_MINUTE_MS = 60_000;
 
 class Admin<Tx> implements WorkpoolAdmin {
   private readonly actions: AdminActions<Tx>;
+  private readonly workflowActions: AdminWorkflowActions<Tx>;
   private readonly metricSet: AdminMetrics;
   private migrated: Promise<void> | null = null;
 
@@ -47,6 +48,7 @@ class Admin<Tx> implements WorkpoolAdmin {
     private readonly clock: Clock,
   ) {
     this.actions = new AdminActions(driver, clock);
+    this.workflowActions = new AdminWorkflowActions(driver, clock);
     this.metricSet = new AdminMetrics(
       () => this.pools(),
       (e) => console.error("workpool: the admin's metrics could not read the store", e),
@@ -180,6 +182,30 @@ class Admin<Tx> implements WorkpoolAdmin {
     const checked = checkWorkflowId("id", id);
     await this.ready();
     return requestWorkflowCancel(this.driver, this.clock, checked);
+  }
+
+  async restartWorkflow(id: string, options: RestartOptions): Promise<void> {
+    const checked = checkWorkflowId("id", id);
+    await this.ready();
+    await this.workflowActions.restart(checked, options);
+  }
+
+  async forkWorkflow(id: string, options: ForkOptions): Promise<string> {
+    const checked = checkWorkflowId("id", id);
+    await this.ready();
+    return this.workflowActions.fork(checked, options);
+  }
+
+  async skipWorkflowStep(id: string): Promise<void> {
+    const checked = checkWorkflowId("id", id);
+    await this.ready();
+    await this.workflowActions.skip(checked);
+  }
+
+  async sendWorkflowEvent(id: string, name: string, payload?: unknown): Promise<void> {
+    const checked = checkWorkflowId("id", id);
+    await this.ready();
+    await this.workflowActions.sendEvent(checked, name, payload);
   }
 
   async workflowVersions(pool?: string): Promise<WorkflowVersionInfo[]> {

@@ -14,8 +14,7 @@ export type AdminStateFilter = "pending" | "retrying" | "running" | "finished" |
 
 import type { RateLimit } from "../types.js";
 import type { ScheduleInfo } from "../cron/schedules.js";
-import type { WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
-import type { WorkflowVersionInfo } from "../workflow/types.js";
+import type { ForkOptions, RestartOptions, WorkflowStatus, WorkflowStepInfo, WorkflowVersionInfo } from "../workflow/types.js";
 import type { WorkflowCounts, WorkflowListOptions, WorkflowListPage, WorkflowRunDetail, WorkflowRunOptions } from "./workflow-types.js";
 
 export type { RateLimit };
@@ -212,6 +211,20 @@ export interface WorkpoolAdmin {
    * WorkflowManager.cancel() does. False for an unknown or finished run.
    */
   cancelWorkflow(id: string): Promise<boolean>;
+  /**
+   * A failed, canceled or blocked run continues from entry `from` (as WorkflowManager.restart()):
+   * a started worker of its pool runs it. UnknownWorkflowError for an unknown run.
+   */
+  restartWorkflow(id: string, options: RestartOptions): Promise<void>;
+  /**
+   * A new run of the same workflow and args with a copy of the run's entries before `from`
+   * (as WorkflowManager.fork()); returns its id. The source is not changed.
+   */
+  forkWorkflow(id: string, options: ForkOptions): Promise<string>;
+  /** A blocked run goes on without the entry it is blocked at (as WorkflowManager.skip()). */
+  skipWorkflowStep(id: string): Promise<void>;
+  /** Sends event `name` to a run (as WorkflowManager.sendEvent()); refused for an unknown or finished run. */
+  sendWorkflowEvent(id: string, name: string, payload?: unknown): Promise<void>;
   /**
    * The workflow versions of `pool` (every pool when omitted): each (pool, workflow, version)
    * that a live process defines or an unfinished run was started by, with how many of each.

@@ -5,10 +5,8 @@
  */
 import type { Clock } from "../clock.js";
 import type { Driver } from "../driver/driver.js";
-import { newWork } from "../driver/work-columns.js";
-import { newWorkId } from "../ids.js";
 import { insertWork } from "../internal/transitions/enqueue.js";
-import { CANCEL_HANDLER } from "../workflow/internal-handlers.js";
+import { cancelRequestRow } from "../workflow/run-work.js";
 import { toStatus, toStepInfo } from "../workflow/outcomes.js";
 import type { WorkflowStatus, WorkflowStepInfo } from "../workflow/types.js";
 import { adminRuntime } from "./runtime.js";
@@ -33,19 +31,8 @@ export async function readWorkflowSteps<Tx>(driver: Driver<Tx>, id: string): Pro
 export async function requestWorkflowCancel<Tx>(driver: Driver<Tx>, clock: Clock, id: string): Promise<boolean> {
   const run = await driver.workflows().readRun(id);
   if (!run || (run.state !== "running" && run.state !== "blocked")) return false;
-  const now = clock.now();
-  const work = newWork({
-    id: newWorkId(now),
-    pool: run.pool,
-    kind: "mutation",
-    fnName: CANCEL_HANDLER,
-    args: JSON.stringify({ r: id }),
-    runAt: now,
-    enqueuedAt: now,
-    // One request at a time per run.
-    uniqueKey: `workflow-cancel:${id}`,
-  });
-
+  // One pending request per run (its unique key).
+  const work = cancelRequestRow(run.pool, id, clock.now());
   await insertWork(adminRuntime(driver, run.pool, clock), [work], undefined);
   return true;
 }

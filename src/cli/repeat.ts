@@ -31,11 +31,13 @@ function givenOptions(command: Command, skip: ReadonlySet<string>): string[] {
  * those in `set`, then `set` (option attribute names to values), as one shell line.
  */
 export function repeatCommand(command: Command, args: readonly string[], set: Readonly<Record<string, string>>): string {
-  const program = command.parent;
+  // The program, then any command groups (`workflows`), each with its options as given.
+  const parents: Command[] = [];
+  for (let p = command.parent; p; p = p.parent) parents.unshift(p);
   const changed = new Set(Object.keys(set));
   const words = [
     "workpool",
-    ...(program ? givenOptions(program, new Set()) : []),
+    ...parents.flatMap((p, i) => [...(i === 0 ? [] : [p.name()]), ...givenOptions(p, new Set())]),
     command.name(),
     ...args,
     ...givenOptions(command, changed),

@@ -8,6 +8,7 @@ import { checkOptionKeys, optionKeys, type OptionKey, type OptionKeys } from "..
 import type { ApiAnswer } from "./answer.js";
 import { bulkCancel, bulkRetry, checkBulkIds } from "./bulk.js";
 import type { Sampler, Series } from "./sampler.js";
+import { workflowActionEndpoint, workflowReadEndpoint } from "./workflows-api.js";
 
 export type { ApiAnswer } from "./answer.js";
 
@@ -45,7 +46,7 @@ export function readEndpoint(admin: WorkpoolAdmin, sampler: Sampler, name: strin
     case "work":
       return admin.get(query.get("id") ?? "").then((w) => (w === null ? { status: 404, body: { error: "no work with this id" } } : ok(w)));
     default:
-      return null;
+      return workflowReadEndpoint(admin, name, query);
   }
 }
 
@@ -103,6 +104,6 @@ export function actionEndpoint(
     case "retry":
       return bulkRetry(admin, checkBulkIds(keys(name).ids), logInternal);
     default:
-      return null;
+      return workflowActionEndpoint(admin, name, body);
   }
 }

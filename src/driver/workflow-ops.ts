@@ -100,6 +100,19 @@ export interface RunUpdate {
   now: number;
 }
 
+/** A fork of a run: its new id and time, and the entries (before `from`) it copies. */
+export interface ForkRun {
+  id: string;
+  sourceId: string;
+  /** Entries of the source before this one are copied. */
+  from: number;
+  /** How many entries that is, and their bytes of args and outcomes. */
+  steps: number;
+  journalBytes: number;
+  deadline: number | null;
+  now: number;
+}
+
 /** A run as a list shows it: without its args, context and result; `error` is a failed run's error, cut to 1,000 characters. */
 export type RunListRow = Omit<RunRow, "args" | "context" | "result"> & { error: string | null };
 
@@ -148,7 +161,7 @@ export interface WorkflowReadOps {
 }
 
 /** The operations on one connection or transaction. */
-export interface WorkflowOps extends WorkflowReadOps, WorkflowVersionOps {
+export interface WorkflowOps extends WorkflowReadOps, WorkflowOperatorOps, WorkflowVersionOps {
   /** Inserts a run; false when a run with its id exists (nothing written). */
   insertRun(run: NewRun): Maybe<boolean>;
   /** Reads a run (FOR UPDATE inside a PostgreSQL transaction). */
@@ -195,6 +208,23 @@ export interface WorkflowOps extends WorkflowReadOps, WorkflowVersionOps {
   waitingFor(runId: string, name: string): Maybe<number | null>;
   /** Ids of the run's child runs that have not finished. */
   openChildren(runId: string): Maybe<string[]>;
+}
+
+/** What the operator's actions on runs write beyond the engine's operations (src/workflow/operate.ts). */
+export interface WorkflowOperatorOps {
+  /**
+   * Inserts a running run copied from `fork.sourceId` (same pool, name, args, version and
+   * timeout; its generation,
+   * so copied entries keep their delivery rounds' order; no onComplete, no parent) with the
+   * source's entries before `fork.from` and its events (those taken by copied entries stay
+   * taken, the others are not taken). False when a run with the fork's id exists (nothing written).
+   */
+  forkRun(fork: ForkRun): Maybe<boolean>;
+  /**
+   * Deletes entry `n`, gives back the event it took, and moves every later entry down by one
+   * (with the events they took and their child runs' parent_step). The caller holds the run.
+   */
+  dropStep(runId: string, n: number): Maybe<void>;
 }
 
 /** The workflow noun of the driver interface. */

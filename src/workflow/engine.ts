@@ -11,6 +11,7 @@ import type { Workpool } from "../workpool.js";
 import type { Executions } from "./executions.js";
 import type { WorkflowEvents } from "./observe.js";
 import type { WorkflowTracing } from "./telemetry.js";
+import { ADVANCE_RETRY, advanceKey } from "./run-work.js";
 import type { WorkflowFn } from "./types.js";
 
 /** A defined workflow. */
@@ -83,9 +84,8 @@ export function enqueueAdvance<Tx>(engine: Engine<Tx>, tx: Tx, runId: string, ru
     { r: runId },
     {
       tx,
-      uniqueKey: `workflow:${runId}`,
-      // Transient failures (the store unreachable) are retried; a run whose advances all fail ends failed.
-      retry: { maxAttempts: 12, initialBackoffMs: 250, base: 2 },
+      uniqueKey: advanceKey(runId),
+      retry: { ...ADVANCE_RETRY },
       onComplete: engine.handles.advanceDone,
       context: { r: runId },
       onCompleteExcludeKinds: ["success"],

@@ -9,6 +9,7 @@ export type {
   BlockedInfo,
   DefineWorkflowOptions,
   EventResult,
+  ForkOptions,
   RestartOptions,
   SendEventOptions,
   StartOptions,

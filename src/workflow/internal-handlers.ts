@@ -10,13 +10,10 @@ import { continueHere } from "./continue.js";
 import { enqueueAdvance, opsOn, andThen, type Engine, type InternalHandles, type RunRef, type StepRef } from "./engine.js";
 import { cancelRun, deliverRunOnComplete, finishRun } from "./finish.js";
 import { workOutcome } from "./outcomes.js";
+import { ADVANCE_DONE_HANDLER, ADVANCE_HANDLER, CANCEL_HANDLER, INTERNAL_PREFIX, RUN_TIMEOUT_HANDLER } from "./run-work.js";
 import type { WorkflowResult } from "./types.js";
 
-/** The names the internal handlers take in the pool. */
-export const INTERNAL_PREFIX = "workpool:workflow.";
-
-/** The internal mutation that cancels a run (the admin API's cancel request). */
-export const CANCEL_HANDLER = `${INTERNAL_PREFIX}cancel`;
+export { CANCEL_HANDLER, INTERNAL_PREFIX } from "./run-work.js";
 
 /** Defines the internal handlers in a pool's `registry`; `engine` is read when they run. */
 export function defineInternalHandlers<Tx>(registry: HandlerRegistry<Tx>, driver: Driver<Tx>, engine: () => Engine<Tx>): InternalHandles {
@@ -28,7 +25,7 @@ export function defineInternalHandlers<Tx>(registry: HandlerRegistry<Tx>, driver
       registry.define<OnCompleteHandle<C, R>>("onComplete", name, fn, true),
   };
   return {
-    advance: pool.defineAction(`${INTERNAL_PREFIX}advance`, async (_ctx, { r }: RunRef) => {
+    advance: pool.defineAction(ADVANCE_HANDLER, async (_ctx, { r }: RunRef) => {
       await advance(engine(), r);
       return null;
     }),
@@ -45,7 +42,7 @@ export function defineInternalHandlers<Tx>(registry: HandlerRegistry<Tx>, driver
         });
       if (!continued) await enqueueAdvance(engine(), ctx.tx, context.r);
     }),
-    advanceDone: pool.defineOnComplete<RunRef, unknown>(`${INTERNAL_PREFIX}advance-done`, async (_ctx, { context, result }) => {
+    advanceDone: pool.defineOnComplete<RunRef, unknown>(ADVANCE_DONE_HANDLER, async (_ctx, { context, result }) => {
       if (result.kind !== "failed") return;
       // Every try of the run's advance failed: the run ends failed rather than waiting for good.
       await driver.transaction(async (ops) => {
@@ -60,7 +57,7 @@ export function defineInternalHandlers<Tx>(registry: HandlerRegistry<Tx>, driver
         ended ? enqueueAdvance(engine(), ctx.tx, r).then(() => null) : null,
       ),
     ),
-    runTimeout: pool.defineMutation(`${INTERNAL_PREFIX}timeout`, async (_ctx, { r }: RunRef) => {
+    runTimeout: pool.defineMutation(RUN_TIMEOUT_HANDLER, async (_ctx, { r }: RunRef) => {
       await driver.transaction(async (ops) => {
         // A restart gives the run a new deadline: the timeout of its earlier one does nothing.
         const run = await opsOn(engine(), ops.tx).lockRun(r);

@@ -24,6 +24,7 @@ import { defineInternalHandlers } from "./internal-handlers.js";
 import { toStatus, toStepInfo } from "./outcomes.js";
 import type {
   DefineWorkflowOptions,
+  ForkOptions,
   RestartOptions,
   SendEventOptions,
   StartOptions,
@@ -33,6 +34,7 @@ import type {
   WorkflowStepInfo,
 } from "./types.js";
 import { checkEventName, checkTimeoutMs, checkWorkflowId } from "./validate.js";
+import { forkRun, restartRun, skipStep, writeEvent, type OperatorHost } from "./operate.js";
 import { checkVersionOptions, VersionDuty } from "./versions.js";
 
 /** Options of a WorkflowManager. */
@@ -45,18 +47,17 @@ export interface WorkflowManagerOptions {
   keepInMemory?: number;
 }
 
-const FINISHED = new Set(["success", "failed", "canceled"]);
 const MANAGER_KEYS = optionKeys<WorkflowManagerOptions>()({ maxSteps: true, maxJournalBytes: true, keepInMemory: true });
 const DEFINE_KEYS = optionKeys<DefineWorkflowOptions>()({ timeoutMs: true, version: true, pinVersion: true });
 const START_KEYS = optionKeys<StartOptions<unknown>>()({ workflowId: true, tx: true, onComplete: true, context: true });
 const SEND_KEYS = optionKeys<SendEventOptions<unknown>>()({ tx: true });
-const RESTART_KEYS = optionKeys<RestartOptions>()({ from: true });
 
 /** Durable workflows on one pool. */
 export class WorkflowManager<Tx = unknown, P extends string = string> {
   private readonly engine: Engine<Tx>;
   private readonly driver: Driver<Tx>;
   private readonly ready: () => Promise<void>;
+  private readonly operator: OperatorHost<Tx>;
 
   constructor(pool: Workpool<Tx, P>, options?: WorkflowManagerOptions) {
     const internals = (pool as Partial<Workpool<Tx, P>> | null)?.[POOL_RUNTIME];
@@ -90,6 +91,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
       tracing,
     };
     this.engine = engine;
+    this.operator = managerOperator(engine);
     instanceDuties(rt).add(new VersionDuty(engine));
   }
 
@@ -183,27 +185,7 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
       const id = checkWorkflowId("workflowId", workflowId);
       const event = checkEventName("name", name);
       const body = encodeJson("payload", payload === undefined ? null : payload);
-      const now = this.engine.rt.options.clock.now();
-      const write = (tx: Tx): Maybe<unknown> => {
-        const wf = this.driver.workflows(tx);
-        return andThen(wf.lockRun(id), (run) => {
-          if (!run) throw new UnknownWorkflowError(id);
-          if (FINISHED.has(run.state)) {
-            throw new InvalidArgumentError("workflowId", `run ${id} has finished (${run.state}); the event "${event}" was not delivered`);
-          }
-          return andThen(wf.insertEvent(id, event, body, now), () =>
-            andThen(wf.waitingFor(id, event), (n) => {
-              if (n === null) return undefined;
-              return andThen(wf.takeEvent(id, event, n), (taken) =>
-                andThen(
-                  wf.endStep(id, n, "done", JSON.stringify({ kind: "event", value: JSON.parse(taken!.payload) as unknown }), now),
-                  () => this.engine.tracing.within(run, () => enqueueAdvance(this.engine, tx, id)),
-                ),
-              );
-            }),
-          );
-        });
-      };
+      const write = (tx: Tx): Maybe<unknown> => writeEvent(this.operator, tx, id, event, body);
       if (o.tx !== undefined) {
         if (this.driver.synchronousTx) return Promise.resolve(write(o.tx)).then(() => undefined);
         return this.ready()
@@ -252,45 +234,31 @@ export class WorkflowManager<Tx = unknown, P extends string = string> {
    */
   async restart(workflowId: string, options: RestartOptions): Promise<void> {
     const id = checkWorkflowId("workflowId", workflowId);
-    const o = checkOptionKeys("options", options, RESTART_KEYS, "restart()") as { from?: unknown };
     await this.ready();
-    await this.driver.transaction(async (ops) => {
-      const wf = this.driver.workflows(ops.tx);
-      const run = await wf.lockRun(id);
-      if (!run) throw new UnknownWorkflowError(id);
-      checkRestartable(run);
-      const from = checkInt("options.from", o.from, 0, run.steps);
-      const droppedSteps = await wf.readSteps(id, from);
-      const dropped = droppedSteps.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.outcome?.length ?? 0), 0);
-      const now = this.engine.rt.options.clock.now();
-      // Work still open in the dropped entries (a blocked run's) is canceled; its results would be ignored anyway.
-      for (const e of droppedSteps) {
-        if (e.state !== "running" && e.state !== "waiting") continue;
-        if (e.workId !== null) await this.engine.pool.cancel(toWorkId(e.workId));
-        if (e.childId !== null) await cancelRun(this.engine, ops, e.childId, "cancel", now);
-      }
-      await wf.deleteStepsFrom(id, from);
-      const def = this.engine.definitions.get(run.name);
-      const deadline = def?.timeoutMs ? now + def.timeoutMs : null;
-      await wf.updateRun(id, {
-        state: "running",
-        result: null,
-        blocked: null,
-        cancelReason: null,
-        finishedAt: null,
-        ocState: "none",
-        ocAttempts: 0,
-        ocError: null,
-        deadline,
-        addSteps: from - run.steps,
-        addBytes: -dropped,
-        now,
-      });
-      this.engine.executions.drop(id);
-      await this.engine.tracing.within(run, () => enqueueAdvance(this.engine, ops.tx, id));
-      if (deadline !== null)
-        await this.engine.pool.enqueueMutation(this.engine.handles.runTimeout, { r: id }, { tx: ops.tx, runAt: deadline });
-    });
+    await restartRun(this.operator, id, options, "restart()");
+  }
+
+  /**
+   * A new run of the same workflow and args whose journal is a copy of run `workflowId`'s
+   * entries before `from` (each must have finished): its function goes on from its call
+   * `from`, with the code as it is now. The source, in any state, is not changed. The fork
+   * has no onComplete and no parent. Resolves with the new run's id.
+   */
+  async fork(workflowId: string, options: ForkOptions): Promise<string> {
+    const id = checkWorkflowId("workflowId", workflowId);
+    await this.ready();
+    return forkRun(this.operator, id, options, "fork()");
+  }
+
+  /**
+   * Lets a blocked run go on without the journal entry it is blocked at: that entry is
+   * dropped (its open work canceled), later entries move down by one, and the function
+   * replays against the journal without it. For a step the code no longer makes.
+   */
+  async skip(workflowId: string): Promise<void> {
+    const id = checkWorkflowId("workflowId", workflowId);
+    await this.ready();
+    await skipStep(this.operator, id);
   }
 
   /** @internal The engine, for tests and the bench. */
@@ -333,11 +301,25 @@ function checkName(name: unknown): string {
   return name;
 }
 
-function checkRestartable(run: RunRow): void {
-  if (run.parentId !== null)
-    throw new InvalidArgumentError("workflowId", `run ${run.id} is a child run; restart its parent from the step that started it`);
-  if (run.state === "running" || run.state === "canceling")
-    throw new InvalidArgumentError("workflowId", `run ${run.id} is running; only failed, canceled or blocked runs can be restarted`);
-  if (run.state === "success")
-    throw new InvalidArgumentError("workflowId", `run ${run.id} succeeded; only failed, canceled or blocked runs can be restarted`);
+/** The operator's actions as a manager takes them: through its pool, on runs of its pool. */
+function managerOperator<Tx>(engine: Engine<Tx>): OperatorHost<Tx> {
+  const now = (): number => engine.rt.options.clock.now();
+  return {
+    driver: engine.driver,
+    idField: "workflowId",
+    now,
+    checkRun(run) {
+      if (run.pool !== engine.rt.pool) {
+        throw new InvalidArgumentError(
+          "workflowId",
+          `run ${run.id} belongs to pool "${run.pool}", not "${engine.rt.pool}"; use that pool's WorkflowManager or the admin API`,
+        );
+      }
+    },
+    enqueueAdvance: (tx, run) => engine.tracing.within(run, () => enqueueAdvance(engine, tx, run.id)),
+    enqueueTimeout: (tx, run, deadline) => engine.pool.enqueueMutation(engine.handles.runTimeout, { r: run.id }, { tx, runAt: deadline }),
+    cancelWork: (_ops, _pool, workId) => engine.pool.cancel(toWorkId(workId)),
+    cancelChild: (ops, _pool, childId) => cancelRun(engine, ops, childId, "cancel", now()),
+    forget: (runId) => engine.executions.drop(runId),
+  };
 }

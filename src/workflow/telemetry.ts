@@ -131,7 +131,7 @@ export class WorkflowTracing {
   }
 
   /** Runs `fn`, a write that moves `run` on from outside it, in the run's trace when it has one. */
-  within<T>(run: RunRow, fn: () => T): T {
+  within<T>(run: Pick<RunRow, "trace">, fn: () => T): T {
     const hooks = this.enabled ? this.hooks! : null;
     const root = hooks?.within && run.trace !== null ? readStored(run.trace).run : undefined;
     if (!root) return fn();

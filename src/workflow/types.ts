@@ -114,6 +114,14 @@ export interface RestartOptions {
   from: number;
 }
 
+/** Options of fork(). */
+export interface ForkOptions {
+  /** The first journal entry not copied: the fork's function goes on from its call `from` (0 to the run's step count). */
+  from: number;
+  /** The new run's id (default: a new id); refused if a run has it. */
+  workflowId?: string;
+}
+
 /** How a run ended. */
 export type WorkflowResult<R = JsonValue> = { kind: "success"; returnValue: R } | { kind: "failed"; error: string } | { kind: "canceled" };
 

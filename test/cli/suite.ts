@@ -10,6 +10,7 @@ import { defineCliActingTests } from "./acting.js";
 import { column, expectExit, populate, useStores, type CliTarget } from "./target.js";
 import { defineTerminalSafetyTests } from "./terminal-safety.js";
 import { defineShowLogsTests } from "./show-logs.js";
+import { defineCliWorkflowTests } from "./workflows.js";
 
 export type { CliStore, CliTarget } from "./target.js";
 
@@ -17,6 +18,7 @@ export function defineCliTests(target: CliTarget): void {
   defineTerminalSafetyTests(target);
   defineCliActingTests(target);
   defineShowLogsTests(target);
+  defineCliWorkflowTests(target);
   describe(`workpool CLI: ${target.name}`, () => {
     const fresh = useStores(target);
     const live: { dispose(): Promise<void> }[] = [];

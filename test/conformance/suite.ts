@@ -40,12 +40,14 @@ import { defineWorkflowEventCancelTests } from "./workflow-events-cancel.js";
 import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
+import { defineWorkflowOperateTests } from "./workflow-operate.js";
 import { defineWorkflowPatchTests } from "./workflow-patches.js";
 import { defineWorkflowVersionTests } from "./workflow-versions.js";
 import { defineWorkflowAdminReadTests } from "./workflow-admin-reads.js";
 import { defineProgressLogTests } from "./progress-logs.js";
 import { defineWorkflowMetricsTests } from "./workflow-metrics.js";
 import { defineWorkflowTelemetryTests } from "./workflow-telemetry.js";
+import { defineDashboardWorkflowTests } from "./dashboard-workflows.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -87,7 +89,9 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowRetentionTests(harness);
     defineWorkflowAdminReadTests(harness);
     defineProgressLogTests(harness);
+    defineDashboardWorkflowTests(harness);
     defineHeldConnectionTests(harness);
+    defineWorkflowOperateTests(harness);
     defineWorkflowPatchTests(harness);
     defineWorkflowVersionTests(harness);
     defineWorkflowMetricsTests(harness);

@@ -12,6 +12,7 @@ import { registerLimits } from "./limits.js";
 import { registerPools } from "./pools.js";
 import { registerStore } from "./store.js";
 import { registerWork } from "./work.js";
+import { registerWorkflows } from "./workflows.js";
 
 /** Registers one or more commands on `program`. */
 export type RegisterCommands = (program: Command, cli: Cli) => void;
@@ -25,4 +26,5 @@ export const COMMANDS: readonly RegisterCommands[] = [
   registerLimits,
   registerStore,
   registerDashboard,
+  registerWorkflows,
 ];

@@ -4,6 +4,8 @@
  * app works under any mount path.
  */
 import type { ListPage, PoolSummary, ScheduleSummary, WorkDetail } from "../../admin/types.js";
+import type { WorkflowCounts, WorkflowListPage, WorkflowRunDetail } from "../../admin/workflow-types.js";
+import type { WorkflowVersionInfo } from "../../workflow/types.js";
 import type { Series } from "../sampler.js";
 
 /** The admin API's shapes, as the reads answer them. */
@@ -16,6 +18,17 @@ export type {
   AttemptRecord,
   AttemptOutputRecord,
 } from "../../admin/types.js";
+/** The admin API's shapes of workflow runs. */
+export type {
+  WorkflowCounts,
+  WorkflowEventInfo,
+  WorkflowListPage,
+  WorkflowRunDetail,
+  WorkflowStepDetail,
+  WorkflowSummary,
+} from "../../admin/workflow-types.js";
+/** A workflow version that live processes define or unfinished runs were started by. */
+export type { WorkflowVersionInfo } from "../../workflow/types.js";
 /** The chart's series, as the server samples them. */
 export type { Series } from "../sampler.js";
 
@@ -67,6 +80,11 @@ export const api = {
   series: (pool?: string) => get<Series>("series", { pool }),
   list: (pool: string, filter: Record<string, string | undefined>) => get<ListPage>("list", { pool, ...filter }),
   work: (id: string) => get<WorkDetail>("work", { id }),
+  workflows: (filter: Record<string, string | undefined>) => get<WorkflowListPage>("workflows", filter),
+  workflowCounts: () => get<{ counts: WorkflowCounts[] }>("workflow-counts").then((r) => r.counts),
+  workflowVersions: () => get<{ versions: WorkflowVersionInfo[] }>("workflow-versions").then((r) => r.versions),
+  workflowRun: (id: string, stepsFrom?: number) =>
+    get<WorkflowRunDetail>("workflow-run", { id, stepsFrom: stepsFrom === undefined ? undefined : String(stepsFrom) }),
 };
 
 /** A bulk cancel or retry's answer: each id's outcome, and how many were done and not done. */

@@ -1,4 +1,4 @@
-/** The dashboard's browser app: a hash router over the overview, pool and work pages. */
+/** The dashboard's browser app: a hash router over the overview, pool, work, workflows and run pages. */
 import { html } from "htm/preact";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
@@ -10,6 +10,8 @@ import { href, useRoute } from "./shared/route.js";
 // After the chart's stylesheet (imported by the pages), so the app's rules win.
 import "./style.css";
 import { WorkPage } from "./work/work-page.js";
+import { RunPage } from "./workflows/run-page.js";
+import { WorkflowsPage } from "./workflows/workflows-page.js";
 
 function App() {
   const route = useRoute();
@@ -25,9 +27,12 @@ function App() {
   else if (!session) body = html`<p>Loading…</p>`;
   else if (page === "pool") body = html`<${PoolPage} key=${value} name=${value} session=${session} />`;
   else if (page === "work") body = html`<${WorkPage} key=${value} id=${value} session=${session} />`;
+  else if (page === "workflows") body = html`<${WorkflowsPage} />`;
+  else if (page === "run") body = html`<${RunPage} key=${value} id=${value} session=${session} />`;
   else body = html`<${Overview} />`;
   return html`<header>
       <a class="brand" href=${href.overview()}>workpool</a>
+      <nav><a href=${href.overview()}>Pools</a> <a href=${href.workflows()}>Workflows</a></nav>
       ${session?.readOnly && html`<span class="badge">read-only</span>`}
     </header>
     <main>${body}</main>`;

@@ -8,6 +8,7 @@ import { run, type Queryable } from "./connection.js";
 import type { PgConnections } from "./connection/connections.js";
 import { statementsOf } from "./statements.js";
 import { toRunRow, toStepRow, type PgRunRow, type PgStepRow } from "./workflow-rows.js";
+import { pgWorkflowOperatorOps } from "./workflow-operator.js";
 import { pgWorkflowVersionOps } from "./workflow-versions.js";
 import { pgWorkflowReads } from "./workflow-reads.js";
 
@@ -170,6 +171,7 @@ export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
     takeEvent: async (runId, name, n) => (await run<{ seq: number; payload: string }>(db, s.takeEvent, [runId, name, n])).rows[0] ?? null,
     waitingFor: async (runId, name) => (await run<{ n: number | null }>(db, s.waitingFor, [runId, name])).rows[0]?.n ?? null,
     openChildren: async (runId) => (await run<{ id: string }>(db, s.openChildren, [runId])).rows.map((r) => r.id),
+    ...pgWorkflowOperatorOps(db, schema),
   };
 }
 

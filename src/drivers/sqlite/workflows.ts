@@ -8,6 +8,7 @@ import type { NewRun, RunRow, RunUpdate, WorkflowOps, WorkflowStoreOps } from ".
 import type { SqliteConnectionAccess } from "./connection/connection-access.js";
 import { prepared } from "./statements.js";
 import { toRunRow, toStepRow, type SqliteRunRow, type SqliteStepRow } from "./workflow-rows.js";
+import { sqliteWorkflowOperatorOps } from "./workflow-operator.js";
 import { sqliteWorkflowVersionOps, VERSION_READS } from "./workflow-versions.js";
 import { sqliteWorkflowReads } from "./workflow-reads.js";
 
@@ -176,6 +177,7 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
     },
     waitingFor: (runId, name) => (s.waitingFor.get(runId, name) as { n: number | null }).n,
     openChildren: (runId) => (s.openChildren.all(runId) as { id: string }[]).map((r) => r.id),
+    ...sqliteWorkflowOperatorOps(db),
   };
 }
 

@@ -12,9 +12,11 @@ export function useRoute(): string {
   return route;
 }
 
-/** The link to the overview, a pool's page or a work's page. */
+/** The link to the overview, a pool's page, a work's page, the workflow runs or one run's page. */
 export const href = {
   overview: () => "#/",
   pool: (name: string) => `#/pool/${encodeURIComponent(name)}`,
   work: (id: string) => `#/work/${encodeURIComponent(id)}`,
+  workflows: () => "#/workflows",
+  run: (id: string) => `#/run/${encodeURIComponent(id)}`,
 };
