@@ -8,7 +8,8 @@ import { describe, expect, test } from "vitest";
 import { InvalidArgumentError, NonRetryableError, type Workpool, type WorkpoolOptions } from "../../src/index.js";
 import { StepFailedError, type WorkflowManager, type WorkflowStep } from "../../src/workflow/index.js";
 import type { StoreHarness } from "./harness.js";
-import { aborted, useTestContext, type TestContext } from "./context.js";
+import { aborted, useTestContext, withDriver, type TestContext } from "./context.js";
+import { advance } from "../../src/workflow/advance.js";
 import { drain, workflowPool } from "./workflow-kit.js";
 
 /** What the item actions of one test saw. */
@@ -209,21 +210,28 @@ export function defineWorkflowMapTests<Tx>(harness: StoreHarness<Tx>): void {
           ran.push("boom");
           throw new Error("broke");
         });
+        const other = p.pool.defineAction("other", (_c, i: number) => void ran.push(`other ${i}`));
         return p.wf.define("flow", async (step) => {
           starts++;
-          const items = [0, 1, 2];
+          const items = [0, 1, 2, 3];
           const caught = await step
-            .map(items, async (i) => {
-              if (i === 1) return step.runAction(boom, null);
-              try {
-                await step.sleep(60_000);
-              } catch (e) {
-                // An item the map ended: a step it calls from then on ends at once.
-                await step.runAction(work, `compensate ${i}`).catch(() => undefined);
-                throw e;
-              }
-              return step.runAction(work, `after sleep ${i}`);
-            })
+            .map(
+              items,
+              async (i) => {
+                if (i === 1) return step.runAction(boom, null);
+                if (i === 3) return step.runAction(other, i);
+                try {
+                  await step.sleep(60_000);
+                } catch {
+                  // An item the map ended: a step it calls from then on ends at once.
+                  if (i === 2) await step.runAction(work, `compensate ${i}`).catch(() => undefined);
+                  // It ends well, but after the map failed: no item starts in its place.
+                  return "gave up";
+                }
+                return step.runAction(work, `after sleep ${i}`);
+              },
+              { concurrency: 3 },
+            )
             .then(
               () => "no failure",
               (e: unknown) => (e as Error).message,
@@ -243,8 +251,7 @@ export function defineWorkflowMapTests<Tx>(harness: StoreHarness<Tx>): void {
         [1, "action", "failed"],
         [2, "sleep", "canceled"],
         [3, "action", "canceled"],
-        [4, "action", "canceled"],
-        [5, "event", "waiting"],
+        [4, "event", "waiting"],
       ]);
       for (const n of [0, 2])
         expect(await first.pool.status(steps[n]!.workId!)).toMatchObject({ state: "finished", result: { kind: "canceled" } });
@@ -258,6 +265,60 @@ export function defineWorkflowMapTests<Tx>(harness: StoreHarness<Tx>): void {
       t.clock.advance(60_000);
       await drain(second.pool);
       expect(ran).toEqual(["boom"]);
+    });
+
+    test("a step that ended on its own while a failing map ended it: nothing of that advance is written, it reads again and gives the step its outcome", async () => {
+      const t = await ctx();
+      let id = "";
+      let armed = false;
+      // Just before the advance commits, item 0's sleep ends (its work finished in another process).
+      const store = withDriver(t.h.store, {
+        async transaction(real, fn) {
+          if (armed) {
+            armed = false;
+            await real.workflows().endStep(id, 0, "done", JSON.stringify({ kind: "success" }), t.clock.now());
+          }
+          return real.transaction(fn);
+        },
+      });
+      const { pool, wf } = workflowPool(t, {}, store);
+      const work = pool.defineAction("work", (_c, s: string) => s);
+      const boom = pool.defineAction("boom", () => {
+        throw new Error("broke");
+      });
+      const flow = wf.define("flow", async (step) => {
+        const caught = await step
+          .map([0, 1, 2], async (i) => {
+            if (i === 1) return step.runAction(boom, null);
+            try {
+              await step.sleep(60_000);
+              return "slept";
+            } catch (e) {
+              await step.runAction(work, `compensate ${i}`).catch(() => undefined);
+              throw e;
+            }
+          })
+          .catch((e: unknown) => (e as Error).message);
+        await step.awaitEvent("go");
+        return caught;
+      });
+      id = await wf.start(flow, null);
+      await pool.runOnce(); // the first advance: two sleeps and the failing action
+      wf.internals.executions.drop(id); // as in another process: the failure's outcome waits for an advance
+      await pool.runOnce(); // the action fails
+      armed = true;
+      expect(await advance(wf.internals, id)).toMatchObject({ mode: "replayed" });
+      // Item 0 got its sleep's outcome; only item 2 was ended (and its compensation at once).
+      expect((await wf.steps(id)).map((s) => [s.n, s.kind, s.state, s.error])).toEqual([
+        [0, "sleep", "success", undefined],
+        [1, "action", "failed", "broke"],
+        [2, "sleep", "canceled", "canceled: item 1 of its step.map failed"],
+        [3, "action", "canceled", "canceled: item 1 of its step.map failed"],
+        [4, "event", "waiting", undefined],
+      ]);
+      await wf.sendEvent(id, "go", null);
+      await drain(pool);
+      expect(await wf.status(id)).toMatchObject({ state: "success", result: "broke" });
     });
 
     /** Two tenants' runs map over 120 items each, every step keyed by its tenant: the first 8 starts after b's map queued its items, and how many of a's were queued then. */
