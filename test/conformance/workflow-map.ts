@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { InvalidArgumentError, NonRetryableError, type Workpool, type WorkpoolOptions } from "../../src/index.js";
-import { StepFailedError, type WorkflowManager, type WorkflowStep } from "../../src/workflow/index.js";
+import { StepFailedError, WorkflowCanceledError, type WorkflowManager, type WorkflowStep } from "../../src/workflow/index.js";
 import type { StoreHarness } from "./harness.js";
 import { aborted, useTestContext, withDriver, type TestContext } from "./context.js";
 import { advance } from "../../src/workflow/advance.js";
@@ -319,6 +319,73 @@ export function defineWorkflowMapTests<Tx>(harness: StoreHarness<Tx>): void {
       await wf.sendEvent(id, "go", null);
       await drain(pool);
       expect(await wf.status(id)).toMatchObject({ state: "success", result: "broke" });
+    });
+
+    test("fail-fast ends an in-flight item's child run and the items of a map nested in it", async () => {
+      const t = await ctx();
+      const { pool, wf } = workflowPool(t);
+      const boom = pool.defineAction("boom", () => {
+        throw new Error("broke");
+      });
+      const child = wf.define("child", async (step) => (await step.awaitEvent("never")).kind);
+      const flow = wf.define("flow", async (step) => {
+        const caught = await step
+          .map([0, 1, 2], async (i) => {
+            if (i === 0) return step.runWorkflow(child, null);
+            if (i === 1) return step.map(["a", "b"], () => step.sleep(60_000));
+            // Fails once the others wait.
+            await step.sleep(1000);
+            return step.runAction(boom, null);
+          })
+          .catch((e: unknown) => (e as Error).message);
+        await step.awaitEvent("go");
+        return caught;
+      });
+      const id = await wf.start(flow, null);
+      await drain(pool);
+      t.clock.advance(1000);
+      await drain(pool);
+      const steps = await wf.steps(id);
+      expect(steps.map((s) => [s.n, s.kind, s.state])).toEqual([
+        [0, "workflow", "canceled"],
+        [1, "sleep", "canceled"],
+        [2, "sleep", "canceled"],
+        [3, "sleep", "success"],
+        [4, "action", "failed"],
+        [5, "event", "waiting"],
+      ]);
+      expect(steps[1]!.error).toBe("canceled: item 2 of its step.map failed");
+      expect(await wf.status(steps[0]!.childId!)).toMatchObject({ state: "canceled", parentId: id });
+      for (const n of [1, 2]) expect(await pool.status(steps[n]!.workId!)).toMatchObject({ result: { kind: "canceled" } });
+      await wf.sendEvent(id, "go", null);
+      await drain(pool);
+      expect(await wf.status(id)).toMatchObject({ state: "success", result: "broke" });
+    });
+
+    test("a run's cancel rejects a map with WorkflowCanceledError whatever its onFailure, and starts no more items", async () => {
+      const t = await ctx();
+      const { pool, wf } = workflowPool(t);
+      const flow = wf.define("flow", async (step) => {
+        try {
+          await step.map([0, 1, 2, 3], () => step.sleep(60_000), { concurrency: 2, onFailure: "collect" });
+        } catch (e) {
+          if (e instanceof WorkflowCanceledError) await step.runAction(note, "unwound");
+          throw e;
+        }
+      });
+      const notes: string[] = [];
+      const note = pool.defineAction("note", (_c, s: string) => void notes.push(s));
+      const id = await wf.start(flow, null);
+      await drain(pool);
+      expect(await wf.cancel(id)).toBe(true);
+      await drain(pool);
+      expect(notes).toEqual(["unwound"]);
+      expect(await wf.status(id)).toMatchObject({ state: "canceled" });
+      expect((await wf.steps(id)).map((s) => [s.kind, s.state])).toEqual([
+        ["sleep", "canceled"],
+        ["sleep", "canceled"],
+        ["action", "success"],
+      ]);
     });
 
     /** Two tenants' runs map over 120 items each, every step keyed by its tenant: the first 8 starts after b's map queued its items, and how many of a's were queued then. */
