@@ -22,6 +22,7 @@ export async function mapTypes(step: WorkflowStep, resize: ActionHandle<{ image:
   // A mode known only at run time: any of the three shapes.
   const any = await step.map(images, () => "x", { onFailure: mode });
   same<typeof any, string[] | MapItemResult<string>[] | (string | undefined)[]>(true);
+  void [sizes, fast, collected, ignored, any];
 
   // @ts-expect-error an unknown mode
   await step.map(images, () => 1, { onFailure: "retry" });
