@@ -122,6 +122,13 @@ async function fullRun() {
   const store = await openStore();
   const { pool, wf, mapper } = open(store);
   await pool.runOnce(); // migrations and the pool's row, outside the measured region
+  // Advances are the fallback when a step's completion cannot continue the run in memory.
+  const advances = { n: 0, ms: 0 };
+  pool.on("completed", (e) => {
+    if (e.fnName !== ADVANCE_FN) return;
+    advances.n++;
+    advances.ms += e.durationMs;
+  });
   gc();
   const heapBefore = process.memoryUsage().heapUsed;
   let heapPeak = heapBefore;
@@ -141,7 +148,7 @@ async function fullRun() {
   const heapAfter = process.memoryUsage().heapUsed;
   const j = await journal(id);
   await store.close();
-  return { ms, cpuMs, heapBefore, heapPeak, heapAfter, ...j };
+  return { ms, cpuMs, advances, heapBefore, heapPeak, heapAfter, ...j };
 }
 
 /** Part 2: a run stopped once its journal holds items / 2 entries; a fresh manager's first advance replays it. */
@@ -180,6 +187,7 @@ try {
     `${storeKind}: map of ${items} items, concurrency ${concurrency}: ${(f.ms / 1000).toFixed(2)} s (${Math.round(items / (f.ms / 1000))} items/s)`,
   );
   console.log(`  CPU of this process: ${(f.cpuMs / 1000).toFixed(2)} s, ${Math.round((f.cpuMs * 1000) / items)} µs per item`);
+  console.log(`  advances (not continued in memory): ${f.advances.n}, ${Math.round(f.advances.ms)} ms in all`);
   console.log(`  journal: ${f.rows} rows, ${f.bytes} bytes of args and outcomes (journal_bytes ${f.journalBytes})`);
   console.log(`  heap used: ${mb(f.heapBefore)} MB before, ${mb(f.heapPeak)} MB peak, ${mb(f.heapAfter)} MB after (MB = 2^20 bytes)`);
   const r = await replayMidway();
