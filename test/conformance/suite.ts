@@ -41,6 +41,7 @@ import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
 import { defineWorkflowMapTests } from "./workflow-map.js";
+import { defineWorkflowMapReplayTests } from "./workflow-map-replay.js";
 import { defineWorkflowChildTests } from "./workflow-children.js";
 
 /** Registers the whole suite for one store. */
@@ -83,6 +84,7 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowRetentionTests(harness);
     defineHeldConnectionTests(harness);
     defineWorkflowMapTests(harness);
+    defineWorkflowMapReplayTests(harness);
     defineWorkflowChildTests(harness);
   });
 }
