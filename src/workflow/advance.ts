@@ -176,9 +176,11 @@ export function commitAdvance<Tx>(
     return commitEnd(engine, ops, run, runResult(engine, run, { ok: true, value: null }), { delivered: [], calls: [] }, now);
   if (exec.blocked) return commitBlocked(engine, ops, run, exec.blocked, now);
   const calls = exec.calls.slice(journalLength);
+  // Steps the code ended: at the run's end every open step ends anyway.
+  const ended = exec.takeEnded();
   if (exec.ending) return commitEnd(engine, ops, run, runResult(engine, run, exec.ending), { delivered, calls }, now);
-  if (!calls.length && !delivered.length) return Promise.resolve(true);
-  return commitSteps(engine, ops, run, { delivered, calls }, now);
+  if (!calls.length && !delivered.length && !ended.size) return Promise.resolve(true);
+  return commitSteps(engine, ops, run, { delivered, calls, ended }, now);
 }
 
 /** After a commit: the execution is kept at the run's next generation while it goes on here and does not wait long. */
@@ -219,6 +221,8 @@ function cancelOutcome<Tx>(engine: Engine<Tx>, run: RunRow): StepOutcome {
 /**
  * Gives the function the outcomes of past rounds, in order, letting it run after each. A
  * round may end steps the function calls within it (a cancel): those are given once made.
+ * Steps the function's own code ended in a round are ended by the code again as it reacts
+ * to the round's other outcomes; only those it does not end are given after them.
  */
 async function replayRounds(exec: Execution, journal: readonly StepRow[]): Promise<number> {
   const rounds = new Map<number, StepRow[]>();
@@ -232,7 +236,9 @@ async function replayRounds(exec: Execution, journal: readonly StepRow[]): Promi
   for (const g of [...rounds.keys()].sort((a, b) => a - b)) {
     let pending = rounds.get(g)!;
     while (pending.length && exec.open) {
-      const made = inRoundOrder(pending.filter((e) => e.n < exec.calls.length));
+      const called = pending.filter((e) => e.n < exec.calls.length);
+      const others = called.filter((e) => !endedByCode(e));
+      const made = inRoundOrder(others.length ? others : called);
       // Given an outcome in this round, but never called: the code no longer makes this call.
       if (!made.length) exec.deliver(pending[0]!.n, storedOutcome(pending[0]!) as StepOutcome);
       for (const e of made) exec.deliver(e.n, storedOutcome(e) as StepOutcome);
@@ -243,6 +249,12 @@ async function replayRounds(exec: Execution, journal: readonly StepRow[]): Promi
     if (!exec.open) break;
   }
   return replayed;
+}
+
+/** Whether the function's own code ended this entry (Execution.endCalls). */
+function endedByCode(e: StepRow): boolean {
+  const outcome = storedOutcome(e);
+  return outcome?.kind === "canceled" && outcome.byCode === true;
 }
 
 /** How a run ends given how its function ended. */

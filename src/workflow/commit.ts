@@ -8,9 +8,10 @@ import type { ActionHandle, MutationHandle } from "../handlers.js";
 import { newWorkId } from "../ids.js";
 import type { TxOps } from "../driver/driver.js";
 import type { NewRun, RunRow, StepRow } from "../driver/workflow-ops.js";
+import type { WorkId } from "../types.js";
 import { enqueueAdvance, opsOn, type Engine } from "./engine.js";
 import { requestEntry, type StepCall, type StepOutcome } from "./execution.js";
-import { finishRun } from "./finish.js";
+import { cancelRun, finishRun } from "./finish.js";
 import { noteCallStart } from "./observe.js";
 import { traceStart } from "./run-observe.js";
 import type { WorkflowResult } from "./types.js";
@@ -19,19 +20,31 @@ import type { WorkflowResult } from "./types.js";
 export interface AdvanceWrites {
   delivered: number[];
   calls: StepCall[];
+  /** Calls the function's own code ended (Execution.endCalls), new or journaled, by position. */
+  ended?: ReadonlyMap<number, StepOutcome>;
 }
 
+/** A step the function ended had ended on its own meanwhile: the advance's writes roll back and it reads again. */
+class StepEndedMeanwhile extends Error {}
+
 /** Writes an advance's new steps; false when the run moved on meanwhile. */
-export async function commitSteps<Tx>(
-  engine: Engine<Tx>,
-  ops: TxOps<Tx>,
-  run: RunRow,
-  writes: AdvanceWrites,
-  now: number,
-): Promise<boolean> {
+export function commitSteps<Tx>(engine: Engine<Tx>, ops: TxOps<Tx>, run: RunRow, writes: AdvanceWrites, now: number): Promise<boolean> {
+  const firstNew = writes.calls[0]?.n ?? Infinity;
+  if (![...(writes.ended?.keys() ?? [])].some((n) => n < firstNew)) return writeSteps(engine, ops, run, writes, now);
+  // Journaled steps to end: if one of them ended meanwhile, nothing of this advance is written.
+  return ops
+    .savepoint(() => writeSteps(engine, ops, run, writes, now))
+    .catch((e: unknown) => {
+      if (e instanceof StepEndedMeanwhile) return false;
+      throw e;
+    });
+}
+
+async function writeSteps<Tx>(engine: Engine<Tx>, ops: TxOps<Tx>, run: RunRow, writes: AdvanceWrites, now: number): Promise<boolean> {
   const wf = opsOn(engine, ops.tx);
   const generation = run.generation + 1;
-  const entries: StepRow[] = writes.calls.map((c) => newEntry(run.id, c, generation, now));
+  const ended = writes.ended ?? new Map<number, StepOutcome>();
+  const entries: StepRow[] = writes.calls.map((c) => newEntry(run.id, c, generation, now, c.endedAtCall ?? ended.get(c.n)));
   const bytes = entries.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.outcome?.length ?? 0), 0);
   if (run.steps + entries.length > engine.maxSteps || run.journalBytes + bytes > engine.maxJournalBytes) {
     const error =
@@ -43,12 +56,21 @@ export async function commitSteps<Tx>(
   if (!(await wf.advanceRun(run.id, run.generation, { addSteps: entries.length, addBytes: bytes, now }))) return false;
   if (engine.tracing.enabled || engine.events.wants("workflowStep")) for (const c of writes.calls) noteCallStart(c, now);
   await wf.markDelivered(run.id, writes.delivered, generation);
+  const firstNew = writes.calls[0]?.n ?? Infinity;
+  await endJournaled(
+    engine,
+    ops,
+    run.id,
+    [...ended].filter(([n]) => n < firstNew),
+    generation,
+    now,
+  );
   let again = false;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!;
     const request = writes.calls[i]!.request;
     const context = { r: run.id, n: e.n };
-    if (writes.calls[i]!.endedAtCall) continue;
+    if (e.state === "canceled") continue;
     switch (request.kind) {
       case "action":
         e.workId = await engine.pool.enqueueAction(request.handle as ActionHandle<unknown, unknown>, JSON.parse(request.args), {
@@ -156,8 +178,35 @@ export async function commitBlocked<Tx>(engine: Engine<Tx>, ops: TxOps<Tx>, run:
   return opsOn(engine, ops.tx).advanceRun(run.id, run.generation, { state: "blocked", blocked: JSON.stringify(blocked), now });
 }
 
-/** The journal entry of a new call. */
-function newEntry(runId: string, call: StepCall, generation: number, now: number): StepRow {
+/**
+ * Ends journaled entries the function's own code ended, delivered in `generation`, and
+ * cancels their work (a running action's signal is aborted) and child runs. Throws
+ * StepEndedMeanwhile when one is no longer open.
+ */
+async function endJournaled<Tx>(
+  engine: Engine<Tx>,
+  ops: TxOps<Tx>,
+  runId: string,
+  ended: [number, StepOutcome][],
+  generation: number,
+  now: number,
+): Promise<void> {
+  if (!ended.length) return;
+  const wf = opsOn(engine, ops.tx);
+  const ns = new Set(ended.map(([n]) => n));
+  const rows = (await wf.readSteps(runId, Math.min(...ns))).filter((e) => ns.has(e.n));
+  for (const [n, outcome] of ended) {
+    if (!(await wf.endStep(runId, n, "canceled", JSON.stringify(outcome), now))) throw new StepEndedMeanwhile();
+  }
+  await wf.markDelivered(runId, [...ns], generation);
+  for (const e of rows) {
+    if (e.workId !== null) await engine.pool.cancel(e.workId as WorkId);
+    if (e.childId !== null) await cancelRun(engine, ops, e.childId, "cancel", now);
+  }
+}
+
+/** The journal entry of a new call; `ended` is the outcome it was given when made, if any. */
+function newEntry(runId: string, call: StepCall, generation: number, now: number, ended?: StepOutcome): StepRow {
   const r = call.request;
   const { kind, name } = requestEntry(r);
   const e: StepRow = {
@@ -187,8 +236,8 @@ function newEntry(runId: string, call: StepCall, generation: number, now: number
     // A marker has no outcome to give: it is never delivered, replay matches it by position.
     e.state = "done";
     e.finishedAt = now;
-  } else if (call.endedAtCall) {
-    end(e, "canceled", call.endedAtCall, now);
+  } else if (ended) {
+    end(e, "canceled", ended, now);
     e.delivered = generation;
   }
   return e;

@@ -37,8 +37,12 @@ export interface StepCall {
 export type StepOutcome =
   | { kind: "success"; value?: JsonValue }
   | { kind: "failed"; error: string; data?: JsonValue }
-  /** `by` is set when the run's cancel (or timeout) ended the step: the await sees a WorkflowCanceledError with `message`. */
-  | { kind: "canceled"; by?: "cancel" | "timeout"; message?: string }
+  /**
+   * `by` is set when the run's cancel (or timeout) ended the step: the await sees a
+   * WorkflowCanceledError with `message`. `byCode` is set when the function's own code
+   * ended it (a step.map failing fast): the await sees a StepFailedError with `message`.
+   */
+  | { kind: "canceled"; by?: "cancel" | "timeout"; byCode?: true; message?: string }
   | { kind: "event"; value: JsonValue }
   | { kind: "timeout" };
 
@@ -86,6 +90,8 @@ export class Execution {
   blocked: BlockedInfo | null = null;
   /** Set once the function was given a WorkflowCanceledError: steps it calls after that (clean-up) run. */
   cancelSeen = false;
+  /** Calls the function's own code ended since the last commit (see endCalls), by position: the commit writes them. */
+  private ended = new Map<number, StepOutcome>();
 
   /**
    * @param recorded the run's journal, by position (entries the function must call again)
@@ -198,8 +204,40 @@ export class Execution {
         return;
       case "canceled":
         if (outcome.by) this.cancelSeen = true;
-        call.reject(outcome.by ? new WorkflowCanceledError(outcome.message) : new StepFailedError(`step ${n} was canceled`, n, "canceled"));
+        call.reject(
+          outcome.by
+            ? new WorkflowCanceledError(outcome.message)
+            : new StepFailedError(outcome.message ?? `step ${n} was canceled`, n, "canceled"),
+        );
     }
+  }
+
+  /**
+   * Ends open calls at the function's own request (a step.map failing fast): each is given
+   * `outcome` now, and the next commit ends its entry and cancels its work. A replay ends
+   * them again where the code does; an entry the journal gave another outcome meanwhile is
+   * left open, to be given that outcome in its round.
+   */
+  endCalls(calls: readonly StepCall[], outcome: StepOutcome & { kind: "canceled"; byCode: true }): void {
+    for (const c of calls) {
+      if (c.settled) continue;
+      const entry = this.recorded[c.n];
+      if (entry?.outcome != null) {
+        const stored = JSON.parse(entry.outcome) as StepOutcome;
+        if (stored.kind !== "canceled" || !stored.byCode) continue;
+        this.deliver(c.n, stored);
+        continue;
+      }
+      this.ended.set(c.n, outcome);
+      this.deliver(c.n, outcome);
+    }
+  }
+
+  /** The calls ended by endCalls() since the last call of this, by position. */
+  takeEnded(): Map<number, StepOutcome> {
+    const ended = this.ended;
+    this.ended = new Map();
+    return ended;
   }
 
   /** Records a determinism mismatch (the first one wins). */

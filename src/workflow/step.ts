@@ -12,7 +12,8 @@ import { encodeJson } from "../json.js";
 import { checkRetryBehavior, YEAR } from "../options.js";
 import type { JsonValue } from "../types.js";
 import type { Execution, StepRequest } from "./execution.js";
-import type { ActionStepOptions, EventResult, WorkflowHandle, WorkflowStep, WorkStepOptions } from "./types.js";
+import { checkMapInput, noteCall, runMap } from "./map.js";
+import type { ActionStepOptions, EventResult, MapItemResult, MapOptions, WorkflowHandle, WorkflowStep, WorkStepOptions } from "./types.js";
 import { checkEventName } from "./validate.js";
 import { checkPatchId, deprecatePatch, patched } from "./patches.js";
 
@@ -73,6 +74,31 @@ export class Step<P extends string = string> implements WorkflowStep<P> {
     })) as Promise<R>;
   }
 
+  map<T, R>(
+    items: readonly T[],
+    fn: (item: T, index: number) => R | PromiseLike<R>,
+    options?: MapOptions & { onFailure?: "fail-fast" },
+  ): Promise<Awaited<R>[]>;
+  map<T, R>(
+    items: readonly T[],
+    fn: (item: T, index: number) => R | PromiseLike<R>,
+    options: MapOptions & { onFailure: "collect" },
+  ): Promise<MapItemResult<Awaited<R>>[]>;
+  map<T, R>(
+    items: readonly T[],
+    fn: (item: T, index: number) => R | PromiseLike<R>,
+    options: MapOptions & { onFailure: "ignore" },
+  ): Promise<(Awaited<R> | undefined)[]>;
+  map<T, R>(items: readonly T[], fn: (item: T, index: number) => R | PromiseLike<R>, options?: MapOptions): Promise<unknown[]>;
+  map<T, R>(items: readonly T[], fn: (item: T, index: number) => R | PromiseLike<R>, options?: MapOptions): Promise<unknown[]> {
+    try {
+      this.checkInside();
+      return runMap(this.exec, checkMapInput<T, R>(items, fn, options));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
   now(): number {
     return this.value("now") as number;
   }
@@ -111,7 +137,11 @@ export class Step<P extends string = string> implements WorkflowStep<P> {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.exec.call(request);
+    const made = this.exec.calls.length;
+    const promise = this.exec.call(request);
+    const call = this.exec.calls[made];
+    if (call) noteCall(this.exec, call);
+    return promise;
   }
 
   /** Step calls come from the workflow function (or what it started), never from other code holding `step`. */

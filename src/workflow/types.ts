@@ -53,6 +53,25 @@ export interface ActionStepOptions extends WorkStepOptions {
 export type EventResult<T> = { kind: "event"; value: T } | { kind: "timeout" };
 
 /**
+ * What step.map() does when an item's callback throws: `"fail-fast"` ends the items still
+ * in flight (their steps end canceled, their work is canceled), starts no more and rejects
+ * with that item's error; `"collect"` resolves with a {@link MapItemResult} per item;
+ * `"ignore"` resolves with the values, `undefined` in place of each failed item.
+ */
+export type MapFailureMode = "fail-fast" | "collect" | "ignore";
+
+/** Options of step.map(). */
+export interface MapOptions {
+  /** Most item callbacks in flight at once (when one ends the next starts), 1..10,000; default 10. */
+  concurrency?: number;
+  /** What a failed item does; default "fail-fast". */
+  onFailure?: MapFailureMode;
+}
+
+/** One item's outcome in a `"collect"` map: its value, or what its callback threw (usually a StepFailedError). */
+export type MapItemResult<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+/**
  * The step API of one run. Every call is matched to the run's journal by the order of the
  * calls; call steps only from the workflow function, and await only step calls (and
  * promises made of them).
@@ -70,6 +89,32 @@ export interface WorkflowStep<P extends string = string> {
   awaitEvent<T = JsonValue>(name: string, options?: { timeoutMs?: number }): Promise<EventResult<T>>;
   /** Runs another workflow as a child run; resolves with its result, rejects if it fails or is canceled. */
   runWorkflow<A, R>(handle: WorkflowHandle<A, R, P>, args: A): Promise<R>;
+  /**
+   * Calls `fn` for each item, at most `options.concurrency` at a time (when one ends the next
+   * starts); `fn` does its work through step calls. Resolves with the results in item order;
+   * a failed item is handled as `options.onFailure` says (default "fail-fast": the map
+   * rejects with its error). At most 100,000 items. A run's cancel rejects it in every mode.
+   */
+  map<T, R>(
+    items: readonly T[],
+    fn: (item: T, index: number) => R | PromiseLike<R>,
+    options?: MapOptions & { onFailure?: "fail-fast" },
+  ): Promise<Awaited<R>[]>;
+  map<T, R>(
+    items: readonly T[],
+    fn: (item: T, index: number) => R | PromiseLike<R>,
+    options: MapOptions & { onFailure: "collect" },
+  ): Promise<MapItemResult<Awaited<R>>[]>;
+  map<T, R>(
+    items: readonly T[],
+    fn: (item: T, index: number) => R | PromiseLike<R>,
+    options: MapOptions & { onFailure: "ignore" },
+  ): Promise<(Awaited<R> | undefined)[]>;
+  map<T, R>(
+    items: readonly T[],
+    fn: (item: T, index: number) => R | PromiseLike<R>,
+    options?: MapOptions,
+  ): Promise<Awaited<R>[] | MapItemResult<Awaited<R>>[] | (Awaited<R> | undefined)[]>;
   /** The pool clock's time, recorded in the journal: the same value on every replay. */
   now(): number;
   /** A random number in [0, 1), recorded in the journal. */

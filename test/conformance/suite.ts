@@ -48,6 +48,9 @@ import { defineProgressLogTests } from "./progress-logs.js";
 import { defineWorkflowMetricsTests } from "./workflow-metrics.js";
 import { defineWorkflowTelemetryTests } from "./workflow-telemetry.js";
 import { defineDashboardWorkflowTests } from "./dashboard-workflows.js";
+import { defineWorkflowMapTests } from "./workflow-map.js";
+import { defineWorkflowMapReplayTests } from "./workflow-map-replay.js";
+import { defineWorkflowChildTests } from "./workflow-children.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -96,5 +99,8 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowVersionTests(harness);
     defineWorkflowMetricsTests(harness);
     defineWorkflowTelemetryTests(harness);
+    defineWorkflowMapTests(harness);
+    defineWorkflowMapReplayTests(harness);
+    defineWorkflowChildTests(harness);
   });
 }

@@ -6,7 +6,7 @@
  */
 import type { MutationHandle, Workpool } from "../../src/index.js";
 import { StepFailedError, WorkflowManager, type WorkflowHandle, type WorkflowOnCompleteArgs } from "../../src/workflow/index.js";
-import type { WorkflowStep } from "../../src/workflow/types.js";
+import type { MapOptions, WorkflowStep } from "../../src/workflow/types.js";
 import type { SimStore } from "./stores.js";
 import { CLEANUP, type WfOp, type WfShape } from "./wf-shapes.js";
 import type { defineWorkload, WorkArgs } from "./workload.js";
@@ -133,6 +133,8 @@ function tracked(step: WorkflowStep, bump: () => void): WorkflowStep {
     sleep: (ms) => follow(step.sleep(ms)),
     awaitEvent: (n, o) => follow(step.awaitEvent(n, o)),
     runWorkflow: (h, a) => follow(step.runWorkflow(h, a)),
+    map: ((items: readonly unknown[], fn: (item: unknown, i: number) => unknown, o?: MapOptions) =>
+      follow(step.map(items, fn, o))) as WorkflowStep["map"],
     now: () => (bump(), step.now()),
     random: () => (bump(), step.random()),
     uuid: () => (bump(), step.uuid()),
