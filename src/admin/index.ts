@@ -19,3 +19,4 @@ export type {
   WorkpoolAdminOptions,
   WorkSummary,
 } from "./types.js";
+export type { RetriedWork, RetryAllFilter, RetryAllOptions, RetryAllPreview, RetryAllResult } from "./retry-all-types.js";

@@ -45,6 +45,7 @@ import type { WorkflowOps } from "../../driver/workflow-ops.js";
 import { PgWorkflows } from "./workflows.js";
 import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import { PgAdmin } from "./admin.js";
+import { PgRedrive } from "./redrive.js";
 import { ClaimKeys } from "./claim.js";
 import { run } from "./connection.js";
 import { PgConnections } from "./connection/connections.js";
@@ -104,6 +105,7 @@ export class PostgresDriver extends NounDelegation implements Driver<PoolClient>
   protected readonly pools: PgPools;
   protected readonly schedules: PgSchedules;
   protected readonly admin: PgAdmin;
+  protected readonly redrives: PgRedrive;
   private readonly flows: PgWorkflows;
 
   constructor(config: PostgresDriverConfig) {
@@ -131,6 +133,7 @@ export class PostgresDriver extends NounDelegation implements Driver<PoolClient>
     this.pools = new PgPools(schema, channel, conn);
     this.schedules = new PgSchedules(schema, channel, conn);
     this.admin = new PgAdmin(schema, channel, conn);
+    this.redrives = new PgRedrive(schema, channel, conn);
     this.flows = new PgWorkflows(schema, conn);
   }
 
