@@ -7,6 +7,7 @@
 import { describe, expect, test } from "vitest";
 import { workpoolAdmin, type RetryAllResult } from "../../src/admin/index.js";
 import { InvalidArgumentError, type OnCompleteArgs, type Workpool } from "../../src/index.js";
+import { csrfOf, postAction, serveDashboard } from "../helpers/dashboard.js";
 import type { StoreHarness } from "./harness.js";
 import { useTestContext, withDriver, type TestContext } from "./context.js";
 
@@ -276,6 +277,45 @@ export function defineAdminRetryAllTests<Tx>(harness: StoreHarness<Tx>): void {
       expect((await admin.get(id))!.retriedAs).toBeNull();
       // A pool with no such work (or none at all) has nothing to retry.
       expect(await admin.retryAll("nothing-here", { state: "failed" })).toEqual({ dryRun: false, count: 0, retried: [] });
+    });
+    test("the dashboard's retry-all action: a dry run counts, a run retries; it takes the actions' guards and checks its body whole", async () => {
+      const t = await ctx();
+      const pool = t.pool({ name: "jobs" });
+      const ids = sorted(await canceledWork(t, pool, 3));
+      const dash = await serveDashboard({ store: t.h.store, clock: t.clock });
+      const readOnly = await serveDashboard({ store: t.h.store, readOnly: true });
+      try {
+        const ok = { "x-workpool-csrf": await csrfOf(dash.url) };
+        const body = { pool: "jobs", state: "canceled" };
+        expect(await postAction(dash.url, "retry-all", body)).toMatchObject({ status: 403 });
+        expect(await postAction(readOnly.url, "retry-all", body, { "x-workpool-csrf": await csrfOf(readOnly.url) })).toMatchObject({
+          status: 403,
+          body: { error: "this dashboard is read-only" },
+        });
+        for (const [bad, field] of [
+          [{ ...body, state: "success" }, "state"],
+          [{ ...body, finishedAfter: 5, finishedBefore: 5 }, "finishedBefore"],
+          [{ ...body, dryRun: "yes" }, "dryRun"],
+          [{ ...body, search: "x" }, "body.search"],
+          [{ state: "canceled" }, "pool"],
+        ] as const) {
+          expect(await postAction(dash.url, "retry-all", bad, ok)).toMatchObject({ status: 400, body: { field } });
+        }
+        expect(await harness.countWorkRows(t.h)).toBe(3);
+        expect(await postAction(dash.url, "retry-all", { ...body, dryRun: true }, ok)).toEqual({
+          status: 200,
+          body: { dryRun: true, count: 3 },
+        });
+        expect(await harness.countWorkRows(t.h)).toBe(3);
+        const done = await postAction(dash.url, "retry-all", body, ok);
+        expect(done).toMatchObject({ status: 200, body: { dryRun: false, count: 3 } });
+        expect((done.body as RetryAllResult).retried.map((r) => r.id)).toEqual(ids);
+        expect(await postAction(dash.url, "retry-all", body, ok)).toMatchObject({ status: 200, body: { count: 0, retried: [] } });
+        expect(await harness.countWorkRows(t.h)).toBe(6);
+      } finally {
+        await dash.close();
+        await readOnly.close();
+      }
     });
   });
 }
