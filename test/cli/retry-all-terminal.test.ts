@@ -66,3 +66,27 @@ test("retry-all asks with the count on a terminal: no is exit 6 and nothing chan
   expect(await run(["--db", path, "pools", "--json"], pools.io)).toBe(0);
   expect(JSON.parse(pools.output())).toMatchObject([{ counts: { pending: 2, failed: 2, success: 1 } }]);
 });
+
+test("retry-all prints the first 20 ids and how many more; --json lists them all", async () => {
+  const t = await openTestStore("sqlite");
+  cleanups.push(() => t.cleanup());
+  const pool = new Workpool(t.store, { name: "mail", logger: quietLogger });
+  const ids = await pool.enqueueActionBatch(
+    pool.defineAction("send", () => 1),
+    Array.from({ length: 22 }, (_, i) => i),
+    { runAfter: 3_600_000 },
+  );
+  expect(await workpoolAdmin(t.store).cancelAll("mail")).toBe(22);
+  await t.store.close();
+  const sorted = [...ids].sort();
+  const dry = terminal([]);
+  expect(await run(["--db", t.path, "retry-all", "mail", "--state", "canceled", "--handler", "send", "--dry-run"], dry.io)).toBe(0);
+  expect(dry.output()).toBe(
+    ['would retry 22 canceled work of pool "mail" (handler send)', ...sorted.slice(0, 20), "… and 2 more (--json lists them all)", ""].join(
+      "\n",
+    ),
+  );
+  const all = terminal([]);
+  expect(await run(["--db", t.path, "retry-all", "mail", "--state", "canceled", "--yes", "--json"], all.io)).toBe(0);
+  expect((JSON.parse(all.output()) as { retried: { id: string }[] }).retried.map((r) => r.id)).toEqual(sorted);
+});

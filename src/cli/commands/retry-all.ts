@@ -10,7 +10,7 @@ import type { WorkpoolAdmin } from "../../admin/types.js";
 import type { Cli } from "../cli.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { parseBefore } from "../format.js";
-import { t, type Shown } from "../terminal-text.js";
+import { joinShown, t, type Shown } from "../terminal-text.js";
 
 /** Ids (or id pairs) printed one per line before the rest is left to --json. */
 const SHOWN_AT_MOST = 20;
@@ -41,13 +41,13 @@ function described(pool: string, o: RetryAllFlags): Shown {
   const only = [o.handler === undefined ? null : t`handler ${o.handler}`, o.key === undefined ? null : t`key ${o.key}`].filter(
     (x): x is Shown => x !== null,
   );
-  return t`${o.state} work of pool "${pool}"${only.length ? t` (${only.map((s) => s.text).join(", ")})` : ""}`;
+  return t`${o.state} work of pool "${pool}"${only.length ? t` (${joinShown(only, ", ")})` : ""}`;
 }
 
-/** Prints the first lines of a long list, then how many more there are. */
-function printSome(cli: Cli, lines: readonly Shown[]): void {
-  for (const line of lines.slice(0, SHOWN_AT_MOST)) cli.out.line(line);
-  if (lines.length > SHOWN_AT_MOST) cli.out.line(t`… and ${lines.length - SHOWN_AT_MOST} more (--json lists them all)`);
+/** `head`, then the first lines of a long list and how many more there are, in one write. */
+function printSome(cli: Cli, head: Shown, lines: readonly Shown[]): void {
+  const more = lines.length > SHOWN_AT_MOST ? [t`… and ${lines.length - SHOWN_AT_MOST} more (--json lists them all)`] : [];
+  cli.out.line(joinShown([head, ...lines.slice(0, SHOWN_AT_MOST), ...more], "\n"));
 }
 
 /** Asks before retrying `count` work: on a terminal a question, elsewhere a refusal unless --yes. */
@@ -65,9 +65,9 @@ async function retryAll(cli: Cli, admin: WorkpoolAdmin, pool: string, filter: Re
     const preview = await admin.retryAll(pool, filter, { dryRun: true });
     if (o.dryRun) {
       if (o.json) return cli.out.json({ pool, ...preview });
-      cli.out.line(t`would retry ${preview.count} ${what}`);
       return printSome(
         cli,
+        t`would retry ${preview.count} ${what}`,
         preview.ids.map((id) => t`${id}`),
       );
     }
@@ -79,9 +79,9 @@ async function retryAll(cli: Cli, admin: WorkpoolAdmin, pool: string, filter: Re
   }
   const result = await admin.retryAll(pool, filter);
   if (o.json) return cli.out.json({ pool, ...result });
-  cli.out.line(t`retried ${result.count} ${what}`);
   printSome(
     cli,
+    t`retried ${result.count} ${what}`,
     result.retried.map((r) => t`${r.id}   retried as ${r.newId}`),
   );
 }
