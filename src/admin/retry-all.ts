@@ -12,6 +12,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { newWorkId } from "../ids.js";
 import { checkKey } from "../internal/enqueue-input.js";
 import type { WorkId } from "../types.js";
+import { INTERNAL_PREFIX } from "../workflow/internal-handlers.js";
 import type { RetryAllFilter, RetryAllOptions, RetryAllPreview, RetryAllResult } from "./retry-all-types.js";
 import { checkHandler, checkTime } from "./validate.js";
 
@@ -47,6 +48,8 @@ export function checkRetryAllFilter(filter: unknown): RedriveQuery {
     key: f.key === undefined ? null : checkKey("key", f.key),
     finishedFrom: from,
     finishedBefore: before,
+    // A workflow's steps are journaled once and never run again: their work is the run's to retry (restart), not this.
+    notPrefix: INTERNAL_PREFIX,
   };
 }
 

@@ -16,6 +16,8 @@ export interface RedriveQuery {
   finishedFrom: number | null;
   /** Only work with `finished_at < finishedBefore`. */
   finishedBefore: number | null;
+  /** Leaves out work whose handler or onComplete handler name starts with this (workflows' own work). */
+  notPrefix: string;
 }
 
 /** One work a bulk retry retried, and the new work it made of it. */

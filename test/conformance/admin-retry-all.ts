@@ -10,6 +10,7 @@ import { InvalidArgumentError, type OnCompleteArgs, type Workpool } from "../../
 import { csrfOf, postAction, serveDashboard } from "../helpers/dashboard.js";
 import type { StoreHarness } from "./harness.js";
 import { useTestContext, withDriver, type TestContext } from "./context.js";
+import { drain, workflowPool } from "./workflow-kit.js";
 
 /** A worker's pool whose jobs fail until told to succeed, with an onComplete that records each delivery. */
 async function workerPool<Tx>(harness: StoreHarness<Tx>, t: TestContext<Tx>) {
@@ -316,6 +317,26 @@ export function defineAdminRetryAllTests<Tx>(harness: StoreHarness<Tx>): void {
         await dash.close();
         await readOnly.close();
       }
+    });
+    test("a workflow's own work is left out (a journaled step never runs again); the same handler's plain work is not", async () => {
+      const t = await ctx();
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      const { pool, wf } = workflowPool(t, { name: "jobs" });
+      const boom = pool.defineAction("boom", () => {
+        throw new Error("boom");
+      });
+      const flow = wf.define("flow", async (step) => {
+        await step.runAction(boom, {}, { retry: false });
+      });
+      const run = await wf.start(flow, {});
+      const plain = await pool.enqueueAction(boom, {});
+      await drain(pool);
+      expect(await wf.status(run)).toMatchObject({ state: "failed" });
+      const stepWork = (await admin.workflowSteps(run))![0]!.workId!;
+      expect((await admin.get(stepWork))!).toMatchObject({ handler: "boom", resultKind: "failed" });
+      expect((await admin.retryAll("jobs", { state: "failed" }, { dryRun: true })).ids).toEqual([plain]);
+      expect((await admin.retryAll("jobs", { state: "failed", handler: "boom" })).retried.map((r) => r.id)).toEqual([plain]);
+      expect((await admin.get(stepWork))!.retriedAs).toBeNull();
     });
   });
 }

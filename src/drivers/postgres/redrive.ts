@@ -55,6 +55,8 @@ export class PgRedrive implements RedriveOps {
     const param = (value: unknown, type: string): string => `$${params.push(value)}::${type}`;
     // The kind's term repeats the partial index's, so the planner walks (pool, id) of unsuccessful work.
     const where = [`w.pool = ${param(pool, "text")}`, STATE_SQL[q.kind], "w.retried_as IS NULL"];
+    const not = param(q.notPrefix, "text");
+    where.push(`NOT starts_with(w.fn_name, ${not})`, `(w.on_complete IS NULL OR NOT starts_with(w.on_complete, ${not}))`);
     if (q.fnName !== null) where.push(`w.fn_name = ${param(q.fnName, "text")}`);
     if (q.key !== null) where.push(`w.key = ${param(q.key, "text")}`);
     if (q.finishedFrom !== null) where.push(`w.finished_at >= ${param(q.finishedFrom, "bigint")}`);

@@ -37,8 +37,14 @@ export class SqliteRedrive implements RedriveOps {
 
   /** The WHERE terms and named parameters of `query`; the kind's term repeats the partial index's. */
   private where(pool: string, q: RedriveQuery): { where: string[]; params: Record<string, string | number> } {
-    const where = ["pool = @pool", STATE_SQL[q.kind], "retried_as IS NULL"];
-    const params: Record<string, string | number> = { pool };
+    const where = [
+      "pool = @pool",
+      STATE_SQL[q.kind],
+      "retried_as IS NULL",
+      "substr(fn_name, 1, length(@not)) <> @not",
+      "(on_complete IS NULL OR substr(on_complete, 1, length(@not)) <> @not)",
+    ];
+    const params: Record<string, string | number> = { pool, not: q.notPrefix };
     const term = (sql: string, name: string, value: string | number | null): void => {
       if (value === null) return;
       where.push(sql);
