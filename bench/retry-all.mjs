@@ -102,6 +102,8 @@ async function postgres() {
     const plan = await client.query(
       `EXPLAIN (ANALYZE, COSTS OFF) SELECT w.id FROM "${schema}".work w WHERE w.pool = 'big' AND w.state = 'finished'
         AND w.result NOT LIKE '{"kind":"success"%' AND w.result LIKE '{"kind":"failed"%' AND w.retried_as IS NULL
+        AND NOT starts_with(w.fn_name, 'workpool:workflow.')
+        AND (w.on_complete IS NULL OR NOT starts_with(w.on_complete, 'workpool:workflow.'))
         ORDER BY w.id LIMIT 500`,
     );
     console.log(plan.rows.map((r) => r["QUERY PLAN"]).join("\n"));
