@@ -2,8 +2,8 @@
  * The dashboard in a real browser (Chromium through playwright-core) on a real SQLite
  * store with a live pool: counts change while work drains, its schedule is listed, filters, a work's page, cancel
  * of a running work, retry of a failed one, pause stopping starts, bulk actions with each
- * item's outcome, retry of all the work a filter matches, user data shown as text only, and a token-protected dashboard refusing
- * a request without its token. The run
+ * item's outcome, retry of all the work a filter matches, user data shown as text only,
+ * and a token-protected dashboard refusing a request without its token. The run
  * saves the screenshots docs/dashboard.md shows.
  */
 import { mkdirSync } from "node:fs";
