@@ -20,12 +20,15 @@ function redriveSql(s: string) {
   const copied = ROW_COLUMNS.filter((c) => !NOT_COPIED.includes(c.field));
   const values = ROW_COLUMNS.map((c) => (c.field === "id" ? "m.new_id" : NOT_COPIED.includes(c.field) ? "$4::bigint" : `m.${c.column}`));
   return {
-    // The mark is taken only while unset (a concurrent retry waits for the row, then finds it
-    // marked), and the new work is inserted, with its NOTIFY, only from the rows marked.
+    // The rows are locked in id order first, so two runs over the same work wait for each
+    // other rather than deadlock. The mark is taken only while unset (a concurrent retry waits
+    // for the row, then finds it marked), and the new work is inserted, with its NOTIFY, only
+    // from the rows marked.
     redrive: `WITH p AS (SELECT * FROM unnest($1::text[], $2::text[]) AS p(id, new_id)),
+      locked AS (SELECT w.id FROM ${work} w JOIN p ON w.id = p.id ORDER BY w.id FOR UPDATE OF w),
       mark AS (
-        UPDATE ${work} w SET retried_as = p.new_id FROM p
-        WHERE w.id = p.id AND w.pool = $3::text AND w.state = 'finished' AND w.result NOT LIKE '{"kind":"success"%'
+        UPDATE ${work} w SET retried_as = p.new_id FROM p, locked l
+        WHERE w.id = p.id AND l.id = p.id AND w.pool = $3::text AND w.state = 'finished' AND w.result NOT LIKE '{"kind":"success"%'
           AND w.retried_as IS NULL
         RETURNING w.id AS old_id, p.new_id, ${copied.map((c) => `w.${c.column}`).join(", ")}),
       ins AS (
