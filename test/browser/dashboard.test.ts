@@ -252,8 +252,9 @@ test("retry all matching: the filtered list's failed or canceled work, all of it
   const expected = (await admin.retryAll("emails", filter, { dryRun: true })).ids;
   expect(expected).toEqual(expect.arrayContaining(ids));
   await page.goto(`${dash.url}#/pool/emails`);
-  await page.locator("select[name=state]").selectOption("pending");
+  await page.locator("select[name=state]").selectOption("");
   await page.locator(".filters button[type=submit]").click();
+  // Work in any state is listed: there is no "all matching" to retry.
   await page.locator("tr[data-id]").first().waitFor();
   expect(await page.locator("button", { hasText: "Retry all matching" }).count()).toBe(0);
   await page.locator("select[name=state]").selectOption("canceled");
