@@ -32,6 +32,8 @@ import type {
   WorkpoolAdminOptions,
 } from "./types.js";
 import { toScheduleInfo } from "../cron/schedules.js";
+import { checkRetryAllFilter, checkRetryAllOptions, retryAll } from "./retry-all.js";
+import type { RetryAllFilter, RetryAllOptions, RetryAllPreview, RetryAllResult } from "./retry-all-types.js";
 import { checkCancelAllFilter, checkId, checkListOptions, checkParallelism, checkPool, checkPurgeOptions } from "./validate.js";
 
 /** The window of PoolSummary.lastMinute, ms. */
@@ -114,6 +116,17 @@ class Admin<Tx> implements WorkpoolAdmin {
     const checked = checkId(id);
     await this.ready();
     return this.actions.retry(checked);
+  }
+
+  retryAll(pool: string, filter: RetryAllFilter, options: RetryAllOptions & { dryRun: true }): Promise<RetryAllPreview>;
+  retryAll(pool: string, filter: RetryAllFilter, options?: RetryAllOptions & { dryRun?: false }): Promise<RetryAllResult>;
+  retryAll(pool: string, filter: RetryAllFilter, options?: RetryAllOptions): Promise<RetryAllResult | RetryAllPreview>;
+  async retryAll(pool: string, filter: RetryAllFilter, options?: RetryAllOptions): Promise<RetryAllResult | RetryAllPreview> {
+    const name = checkPool(pool);
+    const query = checkRetryAllFilter(filter);
+    const { dryRun } = checkRetryAllOptions(options);
+    await this.ready();
+    return retryAll(this.driver, this.clock, name, query, dryRun);
   }
 
   async purge(pool: string, options: { state: "finished" | "pending"; before?: number }): Promise<number> {

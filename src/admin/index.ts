@@ -1,7 +1,7 @@
 /**
  * `workpool/admin`: the operator's API over a store (pools, listing, one work's detail,
- * cancel, retry, purge, pause and resume, limits) and its Prometheus metrics. Works with
- * no pool or handler defined in the process.
+ * cancel, retry (one, or all matching), purge, pause and resume, limits) and its
+ * Prometheus metrics. Works with no pool or handler defined in the process.
  */
 export { workpoolAdmin } from "./admin.js";
 export { METRIC_NAMES } from "./metrics.js";
@@ -31,3 +31,4 @@ export type {
   WorkflowStepDetail,
   WorkflowSummary,
 } from "./workflow-types.js";
+export type { RetriedWork, RetryAllFilter, RetryAllOptions, RetryAllPreview, RetryAllResult } from "./retry-all-types.js";

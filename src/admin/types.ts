@@ -16,6 +16,7 @@ import type { RateLimit } from "../types.js";
 import type { ScheduleInfo } from "../cron/schedules.js";
 import type { ForkOptions, RestartOptions, WorkflowStatus, WorkflowStepInfo, WorkflowVersionInfo } from "../workflow/types.js";
 import type { WorkflowCounts, WorkflowListOptions, WorkflowListPage, WorkflowRunDetail, WorkflowRunOptions } from "./workflow-types.js";
+import type { RetryAllFilter, RetryAllOptions, RetryAllPreview, RetryAllResult } from "./retry-all-types.js";
 
 export type { RateLimit };
 
@@ -184,6 +185,14 @@ export interface WorkpoolAdmin {
    * is retried once: a second retry (even a concurrent one) is refused, naming the first's work.
    */
   retry(id: string): Promise<WorkId>;
+  /**
+   * Retries, as retry() does, every finished work of `pool` that matches `filter` and was
+   * not retried yet, 500 per transaction; with `dryRun`, lists it and writes nothing. Running
+   * it again retries only what the first run did not: see docs/api.md#admin-api.
+   */
+  retryAll(pool: string, filter: RetryAllFilter, options: RetryAllOptions & { dryRun: true }): Promise<RetryAllPreview>;
+  retryAll(pool: string, filter: RetryAllFilter, options?: RetryAllOptions & { dryRun?: false }): Promise<RetryAllResult>;
+  retryAll(pool: string, filter: RetryAllFilter, options?: RetryAllOptions): Promise<RetryAllResult | RetryAllPreview>;
   /**
    * Deletes a pool's finished work (finished before `before`), or cancels its pending work
    * (enqueued before `before`) and deletes it. Returns how many.

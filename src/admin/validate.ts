@@ -42,7 +42,7 @@ export function checkId(value: unknown): string {
 }
 
 /** A handler name, as define*() accepts it. */
-function checkHandler(value: unknown): string {
+export function checkHandler(value: unknown): string {
   return checkName("handler", value, 200);
 }
 
@@ -53,7 +53,8 @@ function checkText(field: string, value: unknown, max: number): string {
   return value;
 }
 
-function checkTime(field: string, value: unknown): number {
+/** An epoch time in ms. */
+export function checkTime(field: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isFinite(value)) {
     throw new InvalidArgumentError(field, `must be a finite epoch time in ms, got ${describeValue(value)}`);
   }

@@ -9,7 +9,7 @@ export const EXIT = {
   ok: 0,
   /** An unexpected error (a bug, or a store that refused the request). */
   error: 1,
-  /** Bad command line: unknown command or option, bad value, an id not in work-id format. Nothing was done. */
+  /** Bad command line: unknown command or option, bad value, an id not in work-id format, retry-all off a terminal without --yes. Nothing was done. */
   usage: 2,
   /** A work id, pool or database that does not exist (with several ids: the first that was not done; the others were). */
   notFound: 3,

@@ -7,6 +7,7 @@ import type { AdminStateFilter, ListOptions, WorkpoolAdmin } from "../admin/type
 import { checkOptionKeys, optionKeys, type OptionKey, type OptionKeys } from "../checks.js";
 import type { ApiAnswer } from "./answer.js";
 import { bulkCancel, bulkRetry, checkBulkIds } from "./bulk.js";
+import { retryAllAction, type RetryAllBody } from "./retry-all.js";
 import type { Sampler, Series } from "./sampler.js";
 import { workflowActionEndpoint, workflowReadEndpoint } from "./workflows-api.js";
 
@@ -59,6 +60,7 @@ interface ActionBodies {
   "purge-finished": { pool: string };
   cancel: { ids: string[] };
   retry: { ids: string[] };
+  "retry-all": RetryAllBody;
 }
 
 const BODY_KEYS: { readonly [A in keyof ActionBodies]: OptionKeys<OptionKey<ActionBodies[A]>> } = {
@@ -69,6 +71,15 @@ const BODY_KEYS: { readonly [A in keyof ActionBodies]: OptionKeys<OptionKey<Acti
   "purge-finished": optionKeys<ActionBodies["purge-finished"]>()({ pool: true }),
   cancel: optionKeys<ActionBodies["cancel"]>()({ ids: true }),
   retry: optionKeys<ActionBodies["retry"]>()({ ids: true }),
+  "retry-all": optionKeys<ActionBodies["retry-all"]>()({
+    pool: true,
+    state: true,
+    handler: true,
+    key: true,
+    finishedAfter: true,
+    finishedBefore: true,
+    dryRun: true,
+  }),
 };
 
 /**
@@ -103,6 +114,8 @@ export function actionEndpoint(
       return bulkCancel(admin, checkBulkIds(keys(name).ids), logInternal);
     case "retry":
       return bulkRetry(admin, checkBulkIds(keys(name).ids), logInternal);
+    case "retry-all":
+      return retryAllAction(admin, keys(name));
     default:
       return workflowActionEndpoint(admin, name, body);
   }

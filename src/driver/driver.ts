@@ -15,6 +15,7 @@
  */
 import type { AdminOps } from "./admin-ops.js";
 import type { AttemptOutputOps } from "./attempt-output-ops.js";
+import type { RedriveOps } from "./redrive-ops.js";
 import type { PoolOps } from "./pool-ops.js";
 import type { RunningWorkers } from "./running-workers.js";
 import type { ScheduleOps } from "./schedule-ops.js";
@@ -47,11 +48,11 @@ export { byClaimOrder, claimAt } from "./work-writes.js";
 /**
  * The store interface every database driver implements, by noun: work rows
  * ({@link WorkOps}, `Tx` being its transaction handle), pools ({@link PoolOps}), schedules
- * ({@link ScheduleOps}), the admin API's reads ({@link AdminOps}) and attempt output
- * ({@link AttemptOutputOps}); and, here, what
+ * ({@link ScheduleOps}), the admin API's reads ({@link AdminOps}), bulk retry
+ * ({@link RedriveOps}) and attempt output ({@link AttemptOutputOps}); and, here, what
  * concerns the store as a whole.
  */
-export interface Driver<Tx> extends WorkOps<Tx>, PoolOps, ScheduleOps, AdminOps, WorkflowStoreOps<Tx>, AttemptOutputOps {
+export interface Driver<Tx> extends WorkOps<Tx>, PoolOps, ScheduleOps, AdminOps, RedriveOps, WorkflowStoreOps<Tx>, AttemptOutputOps {
   /** Stops the workers still running on the store, then releases the connections the driver opened itself (not ones the caller passed in). */
   close(): Promise<void>;
   /** How many completion batches of one pool instance may be written at once: 1 where writes are serialized anyway (SQLite), 2 on a server, so process and server work at once. */

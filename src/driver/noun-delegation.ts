@@ -1,22 +1,25 @@
 /**
- * The part of a driver that only hands calls on: pool, schedule and admin calls go to the
+ * The part of a driver that only hands calls on: pool, schedule, admin and bulk-retry calls go to the
  * driver's object for that noun. Both drivers extend it, so the hand-off is written once;
  * what a driver does itself (work rows, transactions, the store as a whole) stays in it.
  */
 import type { AdminOps } from "./admin-ops.js";
 import type { PoolOps } from "./pool-ops.js";
+import type { RedriveOps } from "./redrive-ops.js";
 import type { ScheduleOps } from "./schedule-ops.js";
 
 type Args<K extends keyof T, T> = T[K] extends (...a: infer A) => unknown ? A : never;
 
 /** A driver's pool, schedule and admin calls, each handed to the object of its noun. */
-export abstract class NounDelegation implements PoolOps, ScheduleOps, AdminOps {
+export abstract class NounDelegation implements PoolOps, ScheduleOps, AdminOps, RedriveOps {
   /** The driver's pools (pools.ts). */
   protected abstract readonly pools: PoolOps;
   /** The driver's schedules (schedules.ts). */
   protected abstract readonly schedules: ScheduleOps;
   /** The driver's admin reads (admin.ts). */
   protected abstract readonly admin: AdminOps;
+  /** The driver's bulk retry (redrive.ts). */
+  protected abstract readonly redrives: RedriveOps;
 
   // PoolOps.
 
@@ -106,5 +109,19 @@ export abstract class NounDelegation implements PoolOps, ScheduleOps, AdminOps {
 
   schemaVersion(): ReturnType<AdminOps["schemaVersion"]> {
     return this.admin.schemaVersion();
+  }
+
+  // RedriveOps.
+
+  listRedrivable(...a: Args<"listRedrivable", RedriveOps>): ReturnType<RedriveOps["listRedrivable"]> {
+    return this.redrives.listRedrivable(...a);
+  }
+
+  lastRedrivable(...a: Args<"lastRedrivable", RedriveOps>): ReturnType<RedriveOps["lastRedrivable"]> {
+    return this.redrives.lastRedrivable(...a);
+  }
+
+  redrive(...a: Args<"redrive", RedriveOps>): ReturnType<RedriveOps["redrive"]> {
+    return this.redrives.redrive(...a);
   }
 }

@@ -2,8 +2,8 @@
  * The dashboard in a real browser (Chromium through playwright-core) on a real SQLite
  * store with a live pool: counts change while work drains, its schedule is listed, filters, a work's page, cancel
  * of a running work, a running work's progress bar and each attempt's log lines, retry of a failed one, pause stopping starts, bulk actions with each
- * item's outcome, user data shown as text only, and a token-protected dashboard refusing
- * a request without its token. The run
+ * item's outcome, retry of all the work a filter matches, user data shown as text only,
+ * and a token-protected dashboard refusing a request without its token. The run
  * saves the screenshots docs/dashboard.md shows.
  */
 import { mkdirSync } from "node:fs";
@@ -33,6 +33,8 @@ let browser: Awaited<ReturnType<typeof launchChromium>>;
 let page: Page;
 /** alert() calls the page made: an XSS payload that ran would add one. */
 const alerts: string[] = [];
+/** The questions confirm() asked (each is accepted). */
+const confirms: string[] = [];
 /** The console's errors, a CSP violation among them. */
 const consoleErrors: string[] = [];
 
@@ -51,7 +53,10 @@ beforeAll(async () => {
     if (m.type() === "error") consoleErrors.push(m.text());
   });
   page.on("dialog", (d) => {
-    if (d.type() === "confirm") return void d.accept();
+    if (d.type() === "confirm") {
+      confirms.push(d.message());
+      return void d.accept();
+    }
     alerts.push(d.message());
     return void d.dismiss();
   });
@@ -275,6 +280,40 @@ test("bulk retry: each item's outcome, a refusal with its reason and the new wor
   expect(alerts).toEqual([]);
   await live.cancel(newId as never);
   await live.cancel(waiting!);
+});
+
+test("retry all matching: the filtered list's failed or canceled work, all of it, after a count and a confirmation", async () => {
+  const admin = workpoolAdmin(store);
+  const ids = await live.enqueueActionBatch(sendJob, [{ to: "f@example.com" }, { to: "g@example.com" }, { to: XSS }], {
+    runAfter: 3_600_000,
+  });
+  for (const id of ids) await live.cancel(id);
+  const filter = { state: "canceled", handler: "send" } as const;
+  const expected = (await admin.retryAll("emails", filter, { dryRun: true })).ids;
+  expect(expected).toEqual(expect.arrayContaining(ids));
+  await page.goto(`${dash.url}#/pool/emails`);
+  await page.locator("select[name=state]").selectOption("");
+  await page.locator(".filters button[type=submit]").click();
+  // Work in any state is listed: there is no "all matching" to retry.
+  await page.locator("tr[data-id]").first().waitFor();
+  expect(await page.locator("button", { hasText: "Retry all matching" }).count()).toBe(0);
+  await page.locator("select[name=state]").selectOption("canceled");
+  await page.locator("input[name=handler]").fill("send");
+  await page.locator(".filters button[type=submit]").click();
+  confirms.length = 0;
+  await page.locator("button", { hasText: "Retry all matching" }).click();
+  await expect.poll(() => page.locator("p.notice").innerText()).toBe(`Retried ${expected.length} canceled work.`);
+  expect(confirms).toEqual([`Retry all ${expected.length} canceled work matching the filter, each as new work?`]);
+  for (const id of ids) expect((await admin.get(id))!.retriedAs).toMatch(/^[0-9A-Z]{26}$/);
+  expect((await admin.retryAll("emails", filter, { dryRun: true })).count).toBe(0);
+  // Again: nothing is left, and nothing is asked.
+  await page.locator("button", { hasText: "Retry all matching" }).click();
+  await expect
+    .poll(() => page.locator("p.notice").innerText())
+    .toBe("Nothing to retry: no canceled work matching the filter that was not retried already.");
+  expect(confirms).toHaveLength(1);
+  expect(alerts).toEqual([]);
+  await admin.cancelAll("emails");
 });
 
 test("readOnly: no action is offered", async () => {

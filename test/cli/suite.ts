@@ -7,6 +7,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { parseExposition } from "../helpers/prometheus.js";
 import { runCli, startCli } from "./run.js";
 import { defineCliActingTests } from "./acting.js";
+import { defineCliRetryAllTests } from "./retry-all.js";
 import { column, expectExit, populate, useStores, type CliTarget } from "./target.js";
 import { defineTerminalSafetyTests } from "./terminal-safety.js";
 import { defineShowLogsTests } from "./show-logs.js";
@@ -19,6 +20,7 @@ export function defineCliTests(target: CliTarget): void {
   defineCliActingTests(target);
   defineShowLogsTests(target);
   defineCliWorkflowTests(target);
+  defineCliRetryAllTests(target);
   describe(`workpool CLI: ${target.name}`, () => {
     const fresh = useStores(target);
     const live: { dispose(): Promise<void> }[] = [];

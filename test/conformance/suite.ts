@@ -51,6 +51,7 @@ import { defineDashboardWorkflowTests } from "./dashboard-workflows.js";
 import { defineWorkflowMapTests } from "./workflow-map.js";
 import { defineWorkflowMapReplayTests } from "./workflow-map-replay.js";
 import { defineWorkflowChildTests } from "./workflow-children.js";
+import { defineAdminRetryAllTests } from "./admin-retry-all.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -102,5 +103,6 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowMapTests(harness);
     defineWorkflowMapReplayTests(harness);
     defineWorkflowChildTests(harness);
+    defineAdminRetryAllTests(harness);
   });
 }

@@ -15,6 +15,7 @@ import { defineInsertContract } from "./contract/insert.js";
 import { defineLeadershipContract } from "./contract/leadership.js";
 import { definePoolContract } from "./contract/pools.js";
 import { defineRateLimitContract } from "./contract/rate-limits.js";
+import { defineRedriveContract } from "./contract/redrive.js";
 import { defineRetentionContract } from "./contract/retention.js";
 import { defineScheduleContract } from "./contract/schedules.js";
 
@@ -31,5 +32,6 @@ export function defineDriverContract<Tx>(harness: StoreHarness<Tx>): void {
     defineRateLimitContract(harness);
     defineScheduleContract(harness);
     defineAdminReadContract(harness);
+    defineRedriveContract(harness);
   });
 }

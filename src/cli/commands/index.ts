@@ -10,6 +10,7 @@ import { registerCancels, registerRetryAndPurge } from "./actions.js";
 import { registerDashboard } from "./dashboard.js";
 import { registerLimits } from "./limits.js";
 import { registerPools } from "./pools.js";
+import { registerRetryAll } from "./retry-all.js";
 import { registerStore } from "./store.js";
 import { registerWork } from "./work.js";
 import { registerWorkflows } from "./workflows.js";
@@ -23,6 +24,7 @@ export const COMMANDS: readonly RegisterCommands[] = [
   registerWork,
   registerCancels,
   registerRetryAndPurge,
+  registerRetryAll,
   registerLimits,
   registerStore,
   registerDashboard,

@@ -89,3 +89,5 @@ export const api = {
 
 /** A bulk cancel or retry's answer: each id's outcome, and how many were done and not done. */
 export type { BulkAnswer, BulkResult } from "../bulk.js";
+/** The retry-all action's answer: how many were (or would be) retried. */
+export type { RetryAllAnswer } from "../retry-all.js";

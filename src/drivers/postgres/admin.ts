@@ -17,7 +17,7 @@ import { numOrNull, toWorkRow, WORK_SELECT, type PgWorkRow } from "./rows.js";
 import { named, statementsOf, type Statements } from "./statements.js";
 
 /** The listing's state filters, on the work row `w`. The finished kinds repeat the partial index's term. */
-const STATE_SQL: Record<WorkListState, string> = {
+export const STATE_SQL: Record<WorkListState, string> = {
   pending: "w.state = 'pending' AND w.attempt = 0",
   retrying: "w.state = 'pending' AND w.attempt > 0",
   running: "w.state = 'running'",

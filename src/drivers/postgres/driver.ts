@@ -48,6 +48,7 @@ import type { WorkflowOps } from "../../driver/workflow-ops.js";
 import { PgWorkflows } from "./workflows.js";
 import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import { PgAdmin } from "./admin.js";
+import { PgRedrive } from "./redrive.js";
 import { ClaimKeys } from "./claim.js";
 import { run } from "./connection.js";
 import { PgConnections } from "./connection/connections.js";
@@ -108,6 +109,7 @@ export class PostgresDriver extends NounDelegation implements Driver<PoolClient>
   protected readonly schedules: PgSchedules;
   protected readonly admin: PgAdmin;
   private readonly output: PgAttemptOutput;
+  protected readonly redrives: PgRedrive;
   private readonly flows: PgWorkflows;
 
   constructor(config: PostgresDriverConfig) {
@@ -135,6 +137,7 @@ export class PostgresDriver extends NounDelegation implements Driver<PoolClient>
     this.pools = new PgPools(schema, channel, conn);
     this.schedules = new PgSchedules(schema, channel, conn);
     this.admin = new PgAdmin(schema, channel, conn);
+    this.redrives = new PgRedrive(schema, channel, conn);
     this.flows = new PgWorkflows(schema, conn);
     this.output = new PgAttemptOutput(schema, conn);
   }

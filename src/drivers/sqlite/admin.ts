@@ -17,7 +17,7 @@ import { toWorkRow, type SqliteWorkRow } from "./rows.js";
 import { prepared, preparedText, type Prepared } from "./statements.js";
 
 /** The listing's state filters. The finished kinds repeat the partial index's term, so SQLite uses it. */
-const STATE_SQL: Record<WorkListState, string> = {
+export const STATE_SQL: Record<WorkListState, string> = {
   pending: "state = 'pending' AND attempt = 0",
   retrying: "state = 'pending' AND attempt > 0",
   running: "state = 'running'",

@@ -43,6 +43,7 @@ import type { WorkflowOps } from "../../driver/workflow-ops.js";
 import { SqliteWorkflows } from "./workflows.js";
 import type { TransactionExecutor } from "../../driver/tx-executor.js";
 import { SqliteAdmin } from "./admin.js";
+import { SqliteRedrive } from "./redrive.js";
 import { SqliteClaim } from "./claim.js";
 import { SqliteConnectionAccess } from "./connection/connection-access.js";
 import { isTransientSqliteError } from "./connection/connection-checks.js";
@@ -71,6 +72,7 @@ export class SqliteDriver extends NounDelegation implements Driver<Database>, St
   protected readonly schedules: SqliteSchedules;
   protected readonly admin: SqliteAdmin;
   private readonly output: SqliteAttemptOutput;
+  protected readonly redrives: SqliteRedrive;
   private readonly flows: SqliteWorkflows;
 
   /**
@@ -90,6 +92,7 @@ export class SqliteDriver extends NounDelegation implements Driver<Database>, St
     this.pools = new SqlitePools(db, this.access, this.wakeups);
     this.schedules = new SqliteSchedules(db, this.access, this.wakeups);
     this.admin = new SqliteAdmin(db, this.access, this.wakeups);
+    this.redrives = new SqliteRedrive(db, this.access, this.wakeups);
     this.flows = new SqliteWorkflows(db, this.access);
     this.output = new SqliteAttemptOutput(db, this.access);
   }

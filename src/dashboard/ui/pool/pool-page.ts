@@ -1,6 +1,7 @@
 /**
  * A pool's page: its summary and actions (pause/resume, limit, cancel all, purge finished),
- * the live chart, and its work list with filters, search, keyset pages and bulk cancel / retry.
+ * the live chart, and its work list with filters, search, keyset pages, bulk cancel / retry
+ * and retry of all the failed (or canceled) work the filter matches.
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
@@ -13,6 +14,7 @@ import { BulkOutcome } from "./bulk-outcome.js";
 import { Pager, usePages } from "./pager.js";
 import { PoolActions } from "./pool-actions.js";
 import { PoolSummaryLine } from "./pool-summary.js";
+import { RetryAllMatching } from "./retry-all-matching.js";
 import { usePoolRunner } from "./runner.js";
 import { useSelection } from "./selection.js";
 import { EMPTY_FILTER, WorkFilters, type Filter } from "./work-filters.js";
@@ -48,6 +50,7 @@ export function PoolPage({ name, session }: { name: string; session: Session }) 
     <${WorkFilters} onApply=${apply} />
     ${page.error && html`<p class="error">${page.error}</p>`}
     ${!session.readOnly && html`<${BulkBar} count=${selection.ids.size} runBulk=${runBulk} />`}
+    ${!session.readOnly && html`<${RetryAllMatching} pool=${name} filter=${filter} run=${run} />`}
     <${WorkTable} items=${items} selection=${session.readOnly ? null : selection} />
     ${page.data && items.length === 0 && html`<p>No work matches.</p>`}
     <${Pager} pages=${pages} next=${page.data?.cursor} />
