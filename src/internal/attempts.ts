@@ -9,7 +9,8 @@ import type { WorkId } from "../types.js";
 import type { StartedEvent } from "../events.js";
 import { AttemptAbort, AttemptAbortedError, type AbortCause } from "./attempt-abort.js";
 import type { Completer } from "./completer.js";
-import { runAction, runMutation } from "./executor.js";
+import { runMutation } from "./executor.js";
+import { BatchRunner } from "./batch-runner.js";
 import { Heartbeat } from "./heartbeat.js";
 import type { PoolRuntime } from "./runtime.js";
 import { releaseAttempts } from "./transitions/release.js";
@@ -38,6 +39,8 @@ const ABORT_MESSAGES: Record<AbortCause, string> = {
 export class Attempts<Tx> {
   private readonly inflight = new Map<string, Inflight>();
   private readonly heartbeat: Heartbeat<Tx>;
+  /** Runs each action attempt, alone or (batch actions) in a batch. */
+  private readonly actions: BatchRunner<Tx>;
 
   /**
    * @param freed called when an attempt ended and its slot is free, with whether the
@@ -49,6 +52,7 @@ export class Attempts<Tx> {
     private readonly freed: (refilled: boolean) => void,
   ) {
     const inflight = this.inflight;
+    this.actions = new BatchRunner(rt);
     this.heartbeat = new Heartbeat(rt, {
       get size() {
         return inflight.size;
@@ -81,8 +85,12 @@ export class Attempts<Tx> {
     return new Set(this.inflight.keys());
   }
 
-  /** Settles when the attempts of `ids` (default: all) have ended and been recorded. */
+  /**
+   * Settles when the attempts of `ids` (default: all) have ended and been recorded. Works
+   * waiting to fill a batch start at once: the caller waits for them.
+   */
   async settled(ids?: ReadonlySet<string>): Promise<void> {
+    this.actions.startAll();
     const entries = [...this.inflight.entries()].filter(([id]) => !ids || ids.has(id));
     await Promise.all(entries.map(([, f]) => f.done));
   }
@@ -138,10 +146,10 @@ export class Attempts<Tx> {
               "attempt",
               rt.pool,
               row,
-              () => runAction(rt, row, entry.abort),
+              () => this.actions.runAction(row, entry.abort),
               (o) => actionEnd(row, o),
             )
-          : await runAction(rt, row, entry.abort);
+          : await this.actions.runAction(row, entry.abort);
         // null: taken away from this worker (lease lost, shutdown); its result is not written.
         if (outcome && !entry.handedBack) {
           entry.submitted = true;

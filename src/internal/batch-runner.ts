@@ -1,0 +1,188 @@
+/**
+ * Batch actions on the worker's side. Each claimed work of a batch action is an attempt of
+ * its own (its own slot, lease, heartbeat, abort, timeout and outcome); here it waits until
+ * `maxBatchSize` works of its handler are waiting or the first of them has waited
+ * `maxWaitMs`, then one call of the handler runs them all and each attempt ends with its
+ * own item's result. An item aborted meanwhile (cancel, timeout, lost lease, shutdown)
+ * leaves at once with the abort's outcome, as an action does; its result is dropped.
+ */
+import type { TimerHandle } from "../clock.js";
+import type { WorkRow } from "../driver/driver.js";
+import type { Registered } from "../handlers.js";
+import type { WorkId } from "../types.js";
+import { AttemptAbortedError, type AttemptAbort } from "./attempt-abort.js";
+import { batchOutcomes, thrownByBatch } from "./batch-results.js";
+import type { BatchActionCtx, BatchItem } from "./batch-types.js";
+import { fromAbort, runAction } from "./executor.js";
+import type { PoolRuntime } from "./runtime.js";
+import type { AttemptOutcome } from "./transitions/outcome.js";
+
+type BatchHandler<Tx> = Registered<Tx> & { kind: "batchAction" };
+
+/** One claimed work of a batch action, waiting for its batch or in it. */
+interface Item {
+  row: WorkRow;
+  abort: AttemptAbort;
+  /** Ends the item's attempt with this outcome (the first call wins). */
+  settle(outcome: AttemptOutcome | null): void;
+  /** The batch it runs in, once started: told when the item is aborted. */
+  batch: RunningBatch | null;
+  /** Its timeout, armed when its batch starts. */
+  timer: TimerHandle | null;
+}
+
+interface RunningBatch {
+  /** Items not yet aborted. */
+  live: number;
+  controller: AbortController;
+}
+
+/** The waiting items of one handler, and the timer that starts them. */
+interface Waiting {
+  items: Item[];
+  /** Set while a start is scheduled (the maxWaitMs timer, or the next turn for maxWaitMs 0). */
+  scheduled: boolean;
+  timer: TimerHandle | null;
+}
+
+/** The batch actions of one pool instance's running attempts. */
+export class BatchRunner<Tx> {
+  private readonly waiting = new Map<string, Waiting>();
+
+  constructor(private readonly rt: PoolRuntime<Tx>) {}
+
+  /**
+   * Runs an action attempt: in a batch when its handler is a batch action, else alone
+   * (executor.ts). Resolves with its outcome, or null when it must not be written.
+   */
+  runAction(row: WorkRow, abort: AttemptAbort): Promise<AttemptOutcome | null> {
+    const handler = this.rt.handlers.get(row.fnName);
+    if (handler?.kind !== "batchAction") return runAction(this.rt, row, abort);
+    if (abort.aborted) return Promise.resolve(fromAbort(abort));
+    return new Promise<AttemptOutcome | null>((resolve) => {
+      let settled = false;
+      const item: Item = {
+        row,
+        abort,
+        batch: null,
+        timer: null,
+        settle: (outcome) => {
+          if (settled) return;
+          settled = true;
+          if (item.timer !== null) this.rt.options.clock.clearTimeout(item.timer);
+          resolve(outcome);
+        },
+      };
+      const queue = this.queue(row.fnName);
+      queue.items.push(item);
+      abort.onAbort(() => {
+        const at = queue.items.indexOf(item);
+        if (at >= 0) queue.items.splice(at, 1);
+        if (!queue.items.length) this.unschedule(queue);
+        if (item.batch && --item.batch.live === 0) item.batch.controller.abort(abort.reason);
+        item.settle(fromAbort(abort));
+      });
+      if (queue.items.length >= handler.maxBatchSize) this.startWaiting(row.fnName, handler);
+      else this.schedule(row.fnName, handler, queue);
+    });
+  }
+
+  /** Starts every waiting batch now, without waiting out maxWaitMs (runOnce(), stop()). */
+  startAll(): void {
+    for (const name of [...this.waiting.keys()]) {
+      const handler = this.rt.handlers.get(name);
+      if (handler?.kind === "batchAction") this.startWaiting(name, handler);
+    }
+  }
+
+  private queue(name: string): Waiting {
+    let queue = this.waiting.get(name);
+    if (!queue) {
+      queue = { items: [], scheduled: false, timer: null };
+      this.waiting.set(name, queue);
+    }
+    return queue;
+  }
+
+  /** Starts the queue's items when its first has waited maxWaitMs (0: once this turn's claims are in). */
+  private schedule(name: string, handler: BatchHandler<Tx>, queue: Waiting): void {
+    if (queue.scheduled) return;
+    queue.scheduled = true;
+    const fire = (): void => {
+      queue.timer = null;
+      if (queue.scheduled) this.startWaiting(name, handler);
+    };
+    // Not on the clock for 0: a test's ManualClock fires timers only when advanced.
+    if (handler.maxWaitMs === 0) setImmediate(fire);
+    else queue.timer = this.rt.options.clock.setTimeout(fire, handler.maxWaitMs);
+  }
+
+  private unschedule(queue: Waiting): void {
+    queue.scheduled = false;
+    if (queue.timer !== null) this.rt.options.clock.clearTimeout(queue.timer);
+    queue.timer = null;
+  }
+
+  /** Starts the waiting items of `name` in batches of at most maxBatchSize. */
+  private startWaiting(name: string, handler: BatchHandler<Tx>): void {
+    const queue = this.waiting.get(name);
+    if (!queue) return;
+    this.unschedule(queue);
+    this.waiting.delete(name);
+    const items = queue.items.splice(0);
+    for (let i = 0; i < items.length; i += handler.maxBatchSize) {
+      this.start(name, handler, items.slice(i, i + handler.maxBatchSize));
+    }
+  }
+
+  /** One call of the handler for `items`; each item's attempt ends with its own result. */
+  private start(name: string, handler: BatchHandler<Tx>, items: Item[]): void {
+    const { clock, actionTimeoutMs } = this.rt.options;
+    const batch: RunningBatch = { live: items.length, controller: new AbortController() };
+    for (const item of items) {
+      item.batch = batch;
+      const timeoutMs = item.row.timeoutMs ?? actionTimeoutMs;
+      if (timeoutMs !== null) {
+        item.timer = clock.setTimeout(
+          () => item.abort.abort(new AttemptAbortedError("timeout", `timed out after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+      }
+    }
+    const ctx: BatchActionCtx = {
+      name,
+      get signal(): AbortSignal {
+        return batch.controller.signal;
+      },
+    };
+    let answer: Promise<unknown>;
+    try {
+      answer = Promise.resolve(handler.fn(ctx, items.map(toBatchItem)));
+    } catch (e) {
+      answer = Promise.reject(e);
+    }
+    answer.then(
+      (results) => {
+        const outcomes = batchOutcomes(name, results, items.length);
+        items.forEach((item, i) => item.settle(outcomes[i]!));
+      },
+      (e: unknown) => {
+        const outcome = thrownByBatch(e);
+        for (const item of items) item.settle(outcome);
+      },
+    );
+  }
+}
+
+function toBatchItem(item: Item): BatchItem<unknown> {
+  const { row, abort } = item;
+  return {
+    workId: row.id as WorkId,
+    args: JSON.parse(row.args) as unknown,
+    attempt: row.attempt,
+    name: row.name ?? row.fnName,
+    get signal(): AbortSignal {
+      return abort.signal;
+    },
+  };
+}
