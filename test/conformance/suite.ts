@@ -40,6 +40,7 @@ import { defineWorkflowEventCancelTests } from "./workflow-events-cancel.js";
 import { defineWorkflowDeterminismTests } from "./workflow-determinism.js";
 import { defineHeldConnectionTests } from "./held-connection.js";
 import { defineWorkflowRetentionTests } from "./workflow-retention.js";
+import { defineBatchActionTests } from "./batch-actions.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -80,5 +81,6 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowDeterminismTests(harness);
     defineWorkflowRetentionTests(harness);
     defineHeldConnectionTests(harness);
+    defineBatchActionTests(harness);
   });
 }
