@@ -52,7 +52,8 @@ export function defineBatchActionTests<Tx>(harness: StoreHarness<Tx>): void {
       }
       await pool.runOnce();
       expect(seen).toHaveLength(7);
-      for (const s of seen) expect(s).toEqual({ workId: ids[s.context.n - 1], context: s.context, result: { kind: "success", returnValue: 2 * s.context.n } });
+      for (const s of seen)
+        expect(s).toEqual({ workId: ids[s.context.n - 1], context: s.context, result: { kind: "success", returnValue: 2 * s.context.n } });
     });
 
     test("a started worker waits at most maxWaitMs (on the pool's clock) to fill a batch, and starts a full batch at once", async () => {
@@ -171,7 +172,13 @@ export function defineBatchActionTests<Tx>(harness: StoreHarness<Tx>): void {
       ]);
       expect(await pool.status(a!)).toMatchObject({ state: "finished", result: { kind: "success", returnValue: 10 } });
       expect(await pool.status(c!)).toMatchObject({ state: "finished", result: { kind: "success", returnValue: 30 } });
-      expect(seen.map((s) => [s.workId, s.result.kind]).sort()).toEqual([[a, "success"], [b, "canceled"], [c, "success"]].sort());
+      expect(seen.map((s) => [s.workId, s.result.kind]).sort()).toEqual(
+        [
+          [a, "success"],
+          [b, "canceled"],
+          [c, "success"],
+        ].sort(),
+      );
       t.clock.advance(3_600_000);
       expect((await pool.runOnce()).claimed).toBe(0);
     });
@@ -278,14 +285,18 @@ export function defineBatchActionTests<Tx>(harness: StoreHarness<Tx>): void {
           state: "finished",
           result: {
             kind: "failed",
-            error: 'batch action "short" returned 2 results for 3 items; it must return an array of one result (or Error) per item, in order',
+            error:
+              'batch action "short" returned 2 results for 3 items; it must return an array of one result (or Error) per item, in order',
           },
         });
       }
       for (const id of objIds) {
         expect(await pool.status(id)).toMatchObject({
           state: "finished",
-          result: { kind: "failed", error: expect.stringMatching(/^batch action "notArray" returned an object that is not an array for 2 items/) as unknown },
+          result: {
+            kind: "failed",
+            error: expect.stringMatching(/^batch action "notArray" returned an object that is not an array for 2 items/) as unknown,
+          },
         });
       }
     });
