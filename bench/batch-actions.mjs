@@ -6,7 +6,7 @@
 // Prints works/s, worker CPU per work (process.cpuUsage, user + system, µs) and the mean
 // batch size. See notes/batch-actions.md.
 //
-//   node batch-actions.mjs [--jobs=50000] [--stores=sqlite,postgres] [--reps=3]
+//   node batch-actions.mjs [--jobs=50000] [--stores=sqlite,postgres] [--modes=plain,batch,batch-wait] [--reps=3]
 //
 // Needs `npm run build` at the repository root. PostgreSQL: BENCH_PG_URL as for the bench.
 import { execFileSync } from "node:child_process";
@@ -21,7 +21,8 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/
 const JOBS = Number(args.jobs ?? 50_000);
 const STORES = (args.stores ?? "sqlite,postgres").split(",");
 const REPS = Number(args.reps ?? 3);
-const MODES = ["plain", "batch"];
+/** plain: a plain action; batch: maxBatchSize 100, maxWaitMs 0; batch-wait: maxBatchSize 100, maxWaitMs 10. */
+const MODES = (args.modes ?? "plain,batch,batch-wait").split(",");
 const SCHEMA = "batch_actions_bench";
 const dist = new URL("../dist/", import.meta.url);
 
@@ -45,14 +46,14 @@ async function child(store, mode) {
   const pool = new Workpool(s, { name: "bench", maxParallelism: 100, logLevel: "ERROR" });
   let calls = 0;
   const handle =
-    mode === "batch"
+    mode !== "plain"
       ? pool.defineBatchAction(
           "job",
           async (_ctx, items) => {
             calls++;
             return items.map(() => undefined);
           },
-          { maxBatchSize: 100 },
+          { maxBatchSize: 100, maxWaitMs: mode === "batch-wait" ? 10 : 0 },
         )
       : pool.defineAction("job", async () => {
           calls++;
@@ -92,7 +93,7 @@ if (args.child) {
 } else {
   const self = fileURLToPath(import.meta.url);
   console.log(`${JOBS.toLocaleString("en-US")} no-op works, maxParallelism 100, median of ${REPS} (each in a fresh process)`);
-  console.log("store     mode    works/s   CPU µs/work  mean batch");
+  console.log("store     mode        works/s   CPU µs/work  mean batch");
   for (const store of STORES) {
     for (const mode of MODES) {
       const runs = [];
@@ -104,7 +105,7 @@ if (args.child) {
       const cpu = median(runs.map((r) => r.cpuUsPerJob));
       const batch = median(runs.map((r) => r.meanBatch));
       console.log(
-        `${store.padEnd(9)} ${mode.padEnd(7)} ${Math.round(rate).toString().padStart(8)} ${cpu.toFixed(1).padStart(12)} ${batch.toFixed(1).padStart(11)}`,
+        `${store.padEnd(9)} ${mode.padEnd(11)} ${Math.round(rate).toString().padStart(8)} ${cpu.toFixed(1).padStart(12)} ${batch.toFixed(1).padStart(11)}`,
       );
     }
   }

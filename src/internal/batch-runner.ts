@@ -5,9 +5,14 @@
  * `maxWaitMs`, then one call of the handler runs them all and each attempt ends with its
  * own item's result. An item aborted meanwhile (cancel, timeout, lost lease, shutdown)
  * leaves at once with the abort's outcome, as an action does; its result is dropped.
+ *
+ * Works that waited (maxWaitMs > 0) may have been canceled from another process meanwhile,
+ * which this process learns only at its next heartbeat: such a batch first asks the store
+ * (one heartbeat statement for its items), so a work canceled before its batch starts is
+ * never handed to the handler.
  */
 import type { TimerHandle } from "../clock.js";
-import type { WorkRow } from "../driver/driver.js";
+import type { AttemptRef, WorkRow } from "../driver/driver.js";
 import type { Registered } from "../handlers.js";
 import type { WorkId } from "../types.js";
 import { AttemptAbortedError, type AttemptAbort } from "./attempt-abort.js";
@@ -76,9 +81,13 @@ export class BatchRunner<Tx> {
       const queue = this.queue(row.fnName);
       queue.items.push(item);
       abort.onAbort(() => {
-        const at = queue.items.indexOf(item);
-        if (at >= 0) queue.items.splice(at, 1);
-        if (!queue.items.length) this.unschedule(queue);
+        // The queue it waits in now: one that asked the store before its batch puts it back in a new one.
+        const waiting = this.waiting.get(row.fnName);
+        const at = waiting ? waiting.items.indexOf(item) : -1;
+        if (waiting && at >= 0) {
+          waiting.items.splice(at, 1);
+          if (!waiting.items.length) this.unschedule(waiting);
+        }
         if (item.batch && --item.batch.live === 0) item.batch.controller.abort(abort.reason);
         item.settle(fromAbort(abort));
       });
@@ -131,8 +140,41 @@ export class BatchRunner<Tx> {
     this.waiting.delete(name);
     const items = queue.items.splice(0);
     for (let i = 0; i < items.length; i += handler.maxBatchSize) {
-      this.start(name, handler, items.slice(i, i + handler.maxBatchSize));
+      const batch = items.slice(i, i + handler.maxBatchSize);
+      if (handler.maxWaitMs === 0) this.start(name, handler, batch);
+      else void this.confirmThenStart(name, handler, batch);
     }
+  }
+
+  /**
+   * Renews the items' leases and learns which were canceled or lost meanwhile (aborting
+   * those), then starts the rest. When the store does not answer, the items wait again.
+   */
+  private async confirmThenStart(name: string, handler: BatchHandler<Tx>, items: Item[]): Promise<void> {
+    const { rt } = this;
+    const { clock, leaseMs } = rt.options;
+    const refs = items.map((i) => ({ id: i.row.id, attempt: i.row.attempt }));
+    try {
+      const res = await rt.driver.heartbeat(rt.pool, rt.workerId, refs, { clock: () => clock.now(), leaseMs });
+      const byId = new Map(items.map((i) => [i.row.id, i]));
+      const abort = (ref: AttemptRef, why: AttemptAbortedError): void => {
+        const item = byId.get(ref.id);
+        if (item && item.row.attempt === ref.attempt) item.abort.abort(why);
+      };
+      for (const ref of res.cancelRequested) abort(ref, new AttemptAbortedError("canceled", "the work was canceled"));
+      for (const ref of res.lost)
+        abort(ref, new AttemptAbortedError("lost", "this worker lost the attempt's lease; it was handed to another worker"));
+    } catch (e) {
+      const left = items.filter((i) => !i.abort.aborted);
+      rt.logger.error(`workpool: checking ${left.length} work(s) of batch action "${name}" before their batch failed; they wait again`, e);
+      if (!left.length) return;
+      const queue = this.queue(name);
+      queue.items.unshift(...left);
+      this.schedule(name, handler, queue);
+      return;
+    }
+    const live = items.filter((i) => !i.abort.aborted);
+    if (live.length) this.start(name, handler, live);
   }
 
   /** One call of the handler for `items`; each item's attempt ends with its own result. */

@@ -21,6 +21,11 @@ function started<Tx>(pool: Workpool<Tx>, n: number): Promise<void> {
   });
 }
 
+/** Resolves once `done()` holds, checking after each turn of the event loop. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((r) => setImmediate(r));
+}
+
 export function defineBatchActionTests<Tx>(harness: StoreHarness<Tx>): void {
   describe("batch actions", () => {
     const ctx = useTestContext(harness);
@@ -79,7 +84,9 @@ export function defineBatchActionTests<Tx>(harness: StoreHarness<Tx>): void {
       claimed = started(pool, 2);
       await pool.enqueueActionBatch(job, [3, 4]);
       await claimed;
-      // The fourth work filled the batch: it started without waiting for the clock.
+      // The fourth work filled the batch: it starts without waiting for the clock (once the
+      // store confirmed none of them was canceled meanwhile).
+      await until(() => calls.length === 1);
       expect(calls.map((c) => [...c].sort())).toEqual([[1, 2, 3, 4]]);
       claimed = started(pool, 1);
       const last = await pool.enqueueAction(job, 5);
@@ -88,8 +95,8 @@ export function defineBatchActionTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(calls).toHaveLength(1);
       const finished = nextEvent(pool, "completed", (e) => e.workId === last);
       t.clock.advance(1);
-      expect(calls[1]).toEqual([5]);
       await finished;
+      expect(calls[1]).toEqual([5]);
       await pool.stop();
       expect(await pool.status(last)).toEqual({ state: "finished", result: { kind: "success", returnValue: null } });
     });
@@ -221,6 +228,33 @@ export function defineBatchActionTests<Tx>(harness: StoreHarness<Tx>): void {
         expect(b.filter((x) => x.startsWith("b")).length).toBeLessThanOrEqual(1);
       }
       expect(batches.flat().sort()).toEqual(["a1", "a2", "a3", "b1", "b2", "x1", "x2", "x3", "x4"]);
+    });
+
+    test("a work canceled by another process while it waits for its batch is never handed to the handler", async () => {
+      const t = await ctx();
+      const worker = t.pool();
+      const other = t.pool();
+      const seen: string[] = [];
+      const job = worker.defineBatchAction(
+        "job",
+        (_c, items: { workId: string }[]) => {
+          for (const i of items) seen.push(i.workId);
+          return items.map(() => 1);
+        },
+        { maxBatchSize: 5, maxWaitMs: 1000 },
+      );
+      await worker.start();
+      const claimed = started(worker, 2);
+      const [a, b] = await worker.enqueueActionBatch(job, [1, 2]);
+      await claimed;
+      // Running (claimed by the worker): the cancel is recorded, and reaches the worker only through the store.
+      expect(await other.cancel(a!)).toBe(true);
+      const done = Promise.all([a, b].map((id) => nextEvent(worker, "completed", (e) => e.workId === id)));
+      t.clock.advance(1000);
+      await done;
+      expect(seen).toEqual([b]);
+      expect(await worker.status(a!)).toMatchObject({ state: "finished", result: { kind: "canceled" } });
+      expect(await worker.status(b!)).toEqual({ state: "finished", result: { kind: "success", returnValue: 1 } });
     });
 
     test("stop({ timeoutMs: 0 }) hands works waiting for their batch back unstarted", async () => {
