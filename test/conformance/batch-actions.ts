@@ -7,6 +7,7 @@ import { describe, expect, test } from "vitest";
 import { InvalidArgumentError, NonRetryableError, type OnCompleteArgs, type WorkId, type Workpool } from "../../src/index.js";
 import type { StoreHarness } from "./harness.js";
 import { deferred, nextEvent, useTestContext } from "./context.js";
+import { drain, workflowPool } from "./workflow-kit.js";
 
 /** Resolves once `pool` has started `n` attempts (from now on). */
 function started<Tx>(pool: Workpool<Tx>, n: number): Promise<void> {
@@ -255,6 +256,21 @@ export function defineBatchActionTests<Tx>(harness: StoreHarness<Tx>): void {
       expect(seen).toEqual([b]);
       expect(await worker.status(a!)).toMatchObject({ state: "finished", result: { kind: "canceled" } });
       expect(await worker.status(b!)).toEqual({ state: "finished", result: { kind: "success", returnValue: 1 } });
+    });
+
+    test("a workflow's parallel steps of one batch action run in one batch", async () => {
+      const t = await ctx();
+      const { pool, wf } = workflowPool(t);
+      const sizes: number[] = [];
+      const square = pool.defineBatchAction("square", (_c, items: { args: number }[]) => {
+        sizes.push(items.length);
+        return items.map((i) => i.args * i.args);
+      });
+      const flow = wf.define("flow", async (step, args: number[]) => Promise.all(args.map((n) => step.runAction(square, n))));
+      const id = await wf.start(flow, [1, 2, 3]);
+      await drain(pool);
+      expect(await wf.status(id)).toMatchObject({ state: "success", result: [1, 4, 9] });
+      expect(sizes).toEqual([3]);
     });
 
     test("stop({ timeoutMs: 0 }) hands works waiting for their batch back unstarted", async () => {
