@@ -7,12 +7,12 @@
  * leaves at once with the abort's outcome, as an action does; its result is dropped.
  *
  * Works that waited (maxWaitMs > 0) may have been canceled from another process meanwhile,
- * which this process learns only at its next heartbeat: such a batch first asks the store
- * (one heartbeat statement for its items), so a work canceled before its batch starts is
- * never handed to the handler.
+ * which this process learns only at its next heartbeat: such a batch first reads its works
+ * (one read, no write), so a work canceled before its batch starts is never handed to the
+ * handler.
  */
 import type { TimerHandle } from "../clock.js";
-import type { AttemptRef, WorkRow } from "../driver/driver.js";
+import type { WorkRow } from "../driver/driver.js";
 import type { Registered } from "../handlers.js";
 import type { WorkId } from "../types.js";
 import { AttemptAbortedError, type AttemptAbort } from "./attempt-abort.js";
@@ -147,23 +147,28 @@ export class BatchRunner<Tx> {
   }
 
   /**
-   * Renews the items' leases and learns which were canceled or lost meanwhile (aborting
-   * those), then starts the rest. When the store does not answer, the items wait again.
+   * Reads the items' rows and aborts those canceled or no longer this worker's (rescued
+   * after a lapsed lease), then starts the rest. When the store does not answer, the items
+   * wait again.
    */
   private async confirmThenStart(name: string, handler: BatchHandler<Tx>, items: Item[]): Promise<void> {
     const { rt } = this;
-    const { clock, leaseMs } = rt.options;
-    const refs = items.map((i) => ({ id: i.row.id, attempt: i.row.attempt }));
     try {
-      const res = await rt.driver.heartbeat(rt.pool, rt.workerId, refs, { clock: () => clock.now(), leaseMs });
-      const byId = new Map(items.map((i) => [i.row.id, i]));
-      const abort = (ref: AttemptRef, why: AttemptAbortedError): void => {
-        const item = byId.get(ref.id);
-        if (item && item.row.attempt === ref.attempt) item.abort.abort(why);
-      };
-      for (const ref of res.cancelRequested) abort(ref, new AttemptAbortedError("canceled", "the work was canceled"));
-      for (const ref of res.lost)
-        abort(ref, new AttemptAbortedError("lost", "this worker lost the attempt's lease; it was handed to another worker"));
+      const rows = new Map(
+        (
+          await rt.driver.readWork(
+            rt.pool,
+            items.map((i) => i.row.id),
+          )
+        ).map((r) => [r.id, r]),
+      );
+      for (const item of items) {
+        const row = rows.get(item.row.id);
+        const mine = row?.state === "running" && row.attempt === item.row.attempt && row.workerId === rt.workerId;
+        if (!mine)
+          item.abort.abort(new AttemptAbortedError("lost", "this worker lost the attempt's lease; it was handed to another worker"));
+        else if (row.cancelRequested) item.abort.abort(new AttemptAbortedError("canceled", "the work was canceled"));
+      }
     } catch (e) {
       const left = items.filter((i) => !i.abort.aborted);
       rt.logger.error(`workpool: checking ${left.length} work(s) of batch action "${name}" before their batch failed; they wait again`, e);
