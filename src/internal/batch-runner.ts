@@ -6,10 +6,10 @@
  * own item's result. An item aborted meanwhile (cancel, timeout, lost lease, shutdown)
  * leaves at once with the abort's outcome, as an action does; its result is dropped.
  *
- * Works that waited (maxWaitMs > 0) may have been canceled from another process meanwhile,
- * which this process learns only at its next heartbeat: such a batch first reads its works
- * (one read, no write), so a work canceled before its batch starts is never handed to the
- * handler.
+ * Works that waited (maxWaitMs > 0, a batch not filled by one claim) may have been
+ * canceled from another process meanwhile, which this process learns only at its next
+ * heartbeat: such a batch first reads its works (one read, no write), so a work canceled
+ * before its batch starts is never handed to the handler.
  */
 import type { TimerHandle } from "../clock.js";
 import type { WorkRow } from "../driver/driver.js";
@@ -34,6 +34,8 @@ interface Item {
   batch: RunningBatch | null;
   /** Its timeout, armed when its batch starts. */
   timer: TimerHandle | null;
+  /** The synchronous stretch it was queued in (see BatchRunner.stretch). */
+  stretch: number;
 }
 
 interface RunningBatch {
@@ -53,6 +55,12 @@ interface Waiting {
 /** The batch actions of one pool instance's running attempts. */
 export class BatchRunner<Tx> {
   private readonly waiting = new Map<string, Waiting>();
+  /**
+   * Numbers the synchronous stretches in which works are queued: the rows of one claim are
+   * queued in one, so a batch whose works all share the current one has not waited.
+   */
+  private stretch = 0;
+  private stretchEnding = false;
 
   constructor(private readonly rt: PoolRuntime<Tx>) {}
 
@@ -71,6 +79,7 @@ export class BatchRunner<Tx> {
         abort,
         batch: null,
         timer: null,
+        stretch: this.currentStretch(),
         settle: (outcome) => {
           if (settled) return;
           settled = true;
@@ -94,6 +103,17 @@ export class BatchRunner<Tx> {
       if (queue.items.length >= handler.maxBatchSize) this.startWaiting(row.fnName, handler);
       else this.schedule(row.fnName, handler, queue);
     });
+  }
+
+  private currentStretch(): number {
+    if (!this.stretchEnding) {
+      this.stretchEnding = true;
+      queueMicrotask(() => {
+        this.stretch++;
+        this.stretchEnding = false;
+      });
+    }
+    return this.stretch;
   }
 
   /** Starts every waiting batch now, without waiting out maxWaitMs (runOnce(), stop()). */
@@ -141,8 +161,10 @@ export class BatchRunner<Tx> {
     const items = queue.items.splice(0);
     for (let i = 0; i < items.length; i += handler.maxBatchSize) {
       const batch = items.slice(i, i + handler.maxBatchSize);
-      if (handler.maxWaitMs === 0) this.start(name, handler, batch);
-      else void this.confirmThenStart(name, handler, batch);
+      // A full batch from one claim starts as fresh as an action does.
+      const waited = handler.maxWaitMs > 0 && batch.some((item) => item.stretch !== this.stretch || !this.stretchEnding);
+      if (waited) void this.confirmThenStart(name, handler, batch);
+      else this.start(name, handler, batch);
     }
   }
 
