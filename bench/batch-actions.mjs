@@ -14,6 +14,7 @@ import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { PG_URL } from "./lib/env.mjs";
 
