@@ -7,6 +7,8 @@ import { checkName } from "./checks.js";
 import type { OnCompleteArgs, WorkId } from "./types.js";
 import type { AttemptLog } from "./internal/attempt-logs.js";
 import type { Progress } from "./internal/progress.js";
+import type { BatchActionFn } from "./internal/batch-types.js";
+import type { BatchLimits } from "./internal/batch-options.js";
 
 /** What an action receives besides its args. */
 export interface ActionCtx {
@@ -109,7 +111,8 @@ export type OnCompleteFn<Tx, C, R> = (ctx: OnCompleteCtx<Tx>, args: OnCompleteAr
 export type Registered<Tx> =
   | { kind: "action"; fn: ActionFn<unknown, unknown> }
   | { kind: "mutation"; fn: MutationFn<Tx, unknown, unknown> }
-  | { kind: "onComplete"; fn: OnCompleteFn<Tx, unknown, unknown> };
+  | { kind: "onComplete"; fn: OnCompleteFn<Tx, unknown, unknown> }
+  | ({ kind: "batchAction"; fn: BatchActionFn<unknown, unknown> } & BatchLimits);
 
 type AnyHandle = { readonly kind: string; readonly name: string; readonly pool: string };
 
@@ -136,9 +139,10 @@ export class HandlerRegistry<Tx> {
   /**
    * Registers `fn` under `name`; throws if the name is taken or invalid. Names starting
    * with `workpool:` are the library's own (`internal`): they are refused otherwise, and
-   * not watched for holding the connection (their awaits are the library's).
+   * not watched for holding the connection (their awaits are the library's). A batch
+   * action (`limits` set) gets an action handle: it is enqueued like an action.
    */
-  define<H extends AnyHandle>(kind: Registered<Tx>["kind"], name: unknown, fn: unknown, internal = false): H {
+  define<H extends AnyHandle>(kind: Registered<Tx>["kind"], name: unknown, fn: unknown, internal = false, limits?: BatchLimits): H {
     const field = kind === "onComplete" ? "defineOnComplete(name)" : `define${kind[0]!.toUpperCase()}${kind.slice(1)}(name)`;
     checkName(field, name, 200);
     if (!internal && (name as string).startsWith(RESERVED_PREFIX)) {
@@ -155,9 +159,12 @@ export class HandlerRegistry<Tx> {
         `"${String(name)}" is already defined (as ${existing.kind === "onComplete" ? "an onComplete" : `a ${existing.kind}`}) in pool "${this.pool}"; each name may be defined once`,
       );
     }
-    const run = this.heldConnection && kind !== "action" && !internal ? warnWhenHeld(this.pool, kind, name as string, fn as AnyFn) : fn;
-    this.handlers.set(name as string, { kind, fn: run } as Registered<Tx>);
-    const handle = Object.freeze({ kind, name: name as string, pool: this.pool }) as unknown as H;
+    const run =
+      this.heldConnection && (kind === "mutation" || kind === "onComplete") && !internal
+        ? warnWhenHeld(this.pool, kind, name as string, fn as AnyFn)
+        : fn;
+    this.handlers.set(name as string, { kind, fn: run, ...limits } as Registered<Tx>);
+    const handle = Object.freeze({ kind: kind === "batchAction" ? "action" : kind, name: name as string, pool: this.pool }) as unknown as H;
     this.handles.add(handle);
     return handle;
   }

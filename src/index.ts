@@ -49,6 +49,7 @@ export type {
   ArgsOf,
   ResultOf,
 } from "./handlers.js";
+export type { BatchActionCtx, BatchActionFn, BatchActionOptions, BatchItem } from "./internal/batch-types.js";
 export { MAX_PARALLELISM } from "./options.js";
 export type { ConfigureOptions, WorkpoolOptions } from "./options.js";
 export { MAX_PAYLOAD_BYTES } from "./json.js";

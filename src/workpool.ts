@@ -18,6 +18,8 @@ import {
   type OnCompleteHandle,
 } from "./handlers.js";
 import { workIdTime } from "./ids.js";
+import type { BatchActionFn, BatchActionOptions } from "./internal/batch-types.js";
+import { checkBatchOptions } from "./internal/batch-options.js";
 import { Enqueuer } from "./internal/enqueuer.js";
 import { POOL_RUNTIME, type PoolInternals, type PoolRuntime } from "./internal/runtime.js";
 import { Readiness } from "./internal/readiness.js";
@@ -95,6 +97,21 @@ export class Workpool<Tx = unknown, P extends string = string> {
   /** Defines an action: any async function; side effects allowed; retried if enqueued with retry. */
   defineAction<A, R>(name: string, handler: ActionFn<A, R> & JsonArgsCheck<A>): ActionHandle<A, Awaited<R>, P> {
     return this.handlers.define("action", name, handler);
+  }
+
+  /**
+   * Defines a batch action: enqueued like an action (one work per args, each with its own
+   * retries, status, onComplete and cancel), run by one call of `handler` for up to
+   * `maxBatchSize` claimed works, waiting at most `maxWaitMs` to fill a batch. It returns
+   * one result per item, in order; an Error in place of a result fails that item alone.
+   */
+  defineBatchAction<A, R>(
+    name: string,
+    handler: BatchActionFn<A, R> & JsonArgsCheck<A>,
+    options?: BatchActionOptions,
+  ): ActionHandle<A, Exclude<R, Error>, P> {
+    const limits = checkBatchOptions(options);
+    return this.handlers.define("batchAction", name, handler, false, limits);
   }
 
   /**

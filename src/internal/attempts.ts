@@ -9,7 +9,8 @@ import type { WorkId } from "../types.js";
 import type { StartedEvent } from "../events.js";
 import { AttemptAbort, AttemptAbortedError, type AbortCause } from "./attempt-abort.js";
 import type { Completer } from "./completer.js";
-import { runAction, runMutation } from "./executor.js";
+import { runMutation } from "./executor.js";
+import { BatchRunner } from "./batch-runner.js";
 import { Heartbeat } from "./heartbeat.js";
 import { AttemptOutputs, type AttemptOutput } from "./attempt-output.js";
 import type { PoolRuntime } from "./runtime.js";
@@ -44,6 +45,8 @@ export class Attempts<Tx> {
   private readonly inflight = new Map<string, Inflight>();
   private readonly heartbeat: Heartbeat<Tx>;
   private readonly outputs: AttemptOutputs<Tx>;
+  /** Runs each action attempt, alone or (batch actions) in a batch. */
+  private readonly actions: BatchRunner<Tx>;
 
   /**
    * @param freed called when an attempt ended and its slot is free, with whether the
@@ -56,6 +59,7 @@ export class Attempts<Tx> {
   ) {
     const inflight = this.inflight;
     this.outputs = new AttemptOutputs(rt);
+    this.actions = new BatchRunner(rt);
     this.heartbeat = new Heartbeat(rt, {
       get size() {
         return inflight.size;
@@ -88,8 +92,12 @@ export class Attempts<Tx> {
     return new Set(this.inflight.keys());
   }
 
-  /** Settles when the attempts of `ids` (default: all) have ended and been recorded. */
+  /**
+   * Settles when the attempts of `ids` (default: all) have ended and been recorded. Works
+   * waiting to fill a batch start at once: the caller waits for them.
+   */
   async settled(ids?: ReadonlySet<string>): Promise<void> {
+    this.actions.startAll();
     const entries = [...this.inflight.entries()].filter(([id]) => !ids || ids.has(id));
     await Promise.all(entries.map(([, f]) => f.done));
   }
@@ -146,10 +154,10 @@ export class Attempts<Tx> {
               "attempt",
               rt.pool,
               row,
-              () => runAction(rt, row, entry.abort, output),
+              () => this.actions.runAction(row, entry.abort, output),
               (o) => actionEnd(row, o),
             )
-          : await runAction(rt, row, entry.abort, output);
+          : await this.actions.runAction(row, entry.abort, output);
         entry.ended = true;
         // Its last progress and lines are stored before its outcome (or dropped with a lost attempt).
         if (entry.output) await this.outputs.finish(entry.output);

@@ -32,7 +32,7 @@ function missingHandler<Tx>(rt: PoolRuntime<Tx>, row: WorkRow): AttemptOutcome {
  * The outcome of a handler that threw `e`, with the JSON `data` of a WorkError as
  * `errorData`. Data that is not JSON or too large is dropped, and the error says why.
  */
-function thrownOutcome(e: unknown, retryable: boolean): AttemptOutcome & { kind: "failed" } {
+export function thrownOutcome(e: unknown, retryable: boolean): AttemptOutcome & { kind: "failed" } {
   const outcome: AttemptOutcome & { kind: "failed" } = { kind: "failed", error: errorText(e), retryable, detail: errorDetail(e) };
   const data = thrownData(e);
   if (data === undefined) return outcome;
@@ -137,7 +137,8 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
-function fromAbort(abort: AttemptAbort): AttemptOutcome | null {
+/** The outcome of an aborted attempt: canceled, timed out, or null (lost, shutdown: nothing is written). */
+export function fromAbort(abort: AttemptAbort): AttemptOutcome | null {
   switch (abort.reason?.abortCause) {
     case "canceled":
       return { kind: "canceled" };

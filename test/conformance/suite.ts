@@ -52,6 +52,7 @@ import { defineWorkflowMapTests } from "./workflow-map.js";
 import { defineWorkflowMapReplayTests } from "./workflow-map-replay.js";
 import { defineWorkflowChildTests } from "./workflow-children.js";
 import { defineAdminRetryAllTests } from "./admin-retry-all.js";
+import { defineBatchActionTests } from "./batch-actions.js";
 
 /** Registers the whole suite for one store. */
 export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
@@ -104,5 +105,6 @@ export function defineConformanceSuite<Tx>(harness: StoreHarness<Tx>): void {
     defineWorkflowMapReplayTests(harness);
     defineWorkflowChildTests(harness);
     defineAdminRetryAllTests(harness);
+    defineBatchActionTests(harness);
   });
 }

@@ -35,6 +35,8 @@ export interface BatchOptions {
   stopAtFailure?: boolean;
   /** Which runs have workflows (default `some`). */
   workflows?: WorkflowMode;
+  /** Whether the application's actions are batch actions (default false). */
+  batchActions?: boolean;
   /** Called after each seed. */
   progress?: (done: number, report: RunReport) => void;
 }
@@ -70,7 +72,7 @@ export async function runBatch(o: BatchOptions): Promise<BatchReport> {
         await store.close();
         store = await createSimStore(o.store);
       }
-      const r = await runSeed({ seed: o.firstSeed + i, store, variant: o.variant, workflows: o.workflows });
+      const r = await runSeed({ seed: o.firstSeed + i, store, variant: o.variant, workflows: o.workflows, batchActions: o.batchActions });
       out.seeds++;
       out.works += r.works;
       out.faults += r.faults;

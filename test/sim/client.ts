@@ -107,7 +107,8 @@ export class Client {
     const list = Array.from({ length: batch ? rng.int(2, 5) : 1 }, () => (mutation ? mutationArgs(rng) : actionArgs(rng)));
     // A hanging action ends only by its timeout (or a cancel).
     if (!mutation && list.some((a) => a.b === "hang")) options.timeoutMs = rng.int(100, 800);
-    const { act, mut } = proc.handlers;
+    const { mut } = proc.handlers;
+    const act = this.s.options.batchActions ? proc.handlers.actb : proc.handlers.act;
     const call = mutation
       ? proc.pool.enqueueMutation(mut, list[0]!, options).then((id) => [id])
       : batch

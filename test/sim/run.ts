@@ -31,6 +31,8 @@ export interface RunOptions {
   timing?: boolean;
   /** Which runs have workflows: `some` (the default: a share drawn from the seed), `always` or `never`. */
   workflows?: WorkflowMode;
+  /** Whether the application's actions are batch actions (default false). */
+  batchActions?: boolean;
 }
 
 /** How a run ended. */
@@ -68,6 +70,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
     rates: options.rates,
     timing: options.timing,
     workflows: options.workflows,
+    batchActions: options.batchActions,
   });
   const restore = options.variant?.patch?.();
   const base = { seed: options.seed, store: options.store.kind, ...(options.workflows ? { workflows: options.workflows } : {}) };

@@ -53,6 +53,8 @@ export interface SchedulerOptions {
   timing?: boolean;
   /** Which runs have workflows (default `some`). */
   workflows?: WorkflowMode;
+  /** Whether the application's actions are batch actions (default false). */
+  batchActions?: boolean;
 }
 
 /** Steps one run. */
@@ -140,6 +142,8 @@ export class Scheduler implements OpHost {
       ocTries: new Map(),
       ocCalls: this.obs.ocCalls,
       actionStarted: (call) => this.actions.started(call),
+      // Half the batch-action runs fill their batches for a while, on each process's clock.
+      ...(options.batchActions ? { batchWaitMs: options.seed % 2 ? 0 : 300 } : {}),
     };
     this.checker = new Checker(this.config, (id) => this.trace.label(id), this.time.start);
     this.client = new Client(this);

@@ -3,7 +3,7 @@
  * behaviour each work carries in its args (so the checker can tell the right result of
  * any stored row), and the random enqueue options of a run.
  */
-import { NonRetryableError, type Workpool } from "../../src/index.js";
+import { NonRetryableError, type BatchItem, type Workpool } from "../../src/index.js";
 import type { ResultKind } from "../../src/types.js";
 import type { Rng } from "./rng.js";
 import type { SimStore } from "./stores.js";
@@ -65,6 +65,8 @@ export interface WorkloadHooks {
   ocTries: Map<string, number>;
   /** The result kind every call of the onComplete handler was given, per work, whatever became of the call. */
   ocCalls: Map<string, string[]>;
+  /** In a run whose actions are batch actions: the batch handler's maxWaitMs. */
+  batchWaitMs?: number;
 }
 
 /** Defines the workload's handlers on one process's pool instance. */
@@ -90,7 +92,26 @@ export function defineWorkload(pool: Workpool<unknown>, procLabel: string, hooks
     }
     await hooks.store.writeOc(ctx.tx, hooks.pool, workId, result.kind);
   });
-  return { act, mut, oc };
+  // Each item is an action call of its own, settled by the scheduler like one; an item
+  // aborted (timeout, cancel, lost lease) gets an Error, so a hanging item holds no other.
+  const actb = pool.defineBatchAction(
+    "actb",
+    (_ctx, items: BatchItem<WorkArgs>[]) =>
+      Promise.all(
+        items.map(
+          (item) =>
+            new Promise<ActionValue | Error>((resolve) => {
+              const { signal } = item;
+              if (signal.aborted) return resolve(new Error("sim batch item aborted"));
+              signal.addEventListener("abort", () => resolve(new Error("sim batch item aborted")), { once: true });
+              const reject = (e: unknown): void => resolve(e instanceof Error ? e : new Error(String(e)));
+              hooks.actionStarted({ procLabel, workId: item.workId, attempt: item.attempt, args: item.args, signal, resolve, reject });
+            }),
+        ),
+      ),
+    { maxBatchSize: 3, maxWaitMs: hooks.batchWaitMs ?? 0 },
+  );
+  return { act, actb, mut, oc };
 }
 
 /** Settles an action attempt as its behaviour says (hang never settles: only its abort ends it). */
