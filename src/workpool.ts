@@ -23,7 +23,7 @@ import { checkBatchOptions } from "./internal/batch-options.js";
 import { Enqueuer } from "./internal/enqueuer.js";
 import { POOL_RUNTIME, type PoolInternals, type PoolRuntime } from "./internal/runtime.js";
 import { Readiness } from "./internal/readiness.js";
-import { checkIds, runningProgress, toStatus } from "./internal/status.js";
+import { checkIds, toStatus } from "./internal/status.js";
 import { cancelWork } from "./internal/transitions/cancel.js";
 import { Worker, type RunOnceResult } from "./internal/worker.js";
 import { Tracing } from "./internal/tracing.js";
@@ -207,8 +207,9 @@ export class Workpool<Tx = unknown, P extends string = string> {
   async statusBatch(ids: readonly WorkId[], field = "ids"): Promise<Status[]> {
     const list = checkIds(field, ids);
     await this.readiness.ready();
-    const rows = new Map((await this.driver.readWork(this.name, list)).map((r) => [r.id, r]));
-    const progress = await runningProgress(this.driver, rows.values());
+    const read = await this.driver.readWorkWithProgress(this.name, list);
+    const rows = new Map(read.map((r) => [r.row.id, r.row]));
+    const progress = new Map(read.flatMap((r) => (r.progress === null ? [] : [[r.row.id, r.progress] as const])));
     const now = this.opts.clock.now();
     return list.map((id) => {
       const row = rows.get(id);

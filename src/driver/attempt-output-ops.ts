@@ -4,6 +4,7 @@
  * it and read by status() and the admin API. Internal like the rest of the interface.
  */
 import type { AttemptRef } from "./work-writes.js";
+import type { WorkRow } from "./work-rows.js";
 
 /** One attempt's output as its worker writes it: the whole record, replacing the stored one. */
 export interface AttemptOutputWrite {
@@ -39,4 +40,9 @@ export interface AttemptOutputOps {
   writeAttemptOutput(pool: string, workerId: string, writes: readonly AttemptOutputWrite[], now: number): Promise<AttemptRef[]>;
   /** The stored outputs of the given works' attempts, by work id then attempt. */
   readAttemptOutput(ids: readonly string[]): Promise<AttemptOutputRow[]>;
+  /**
+   * Rows of `pool` by id (as readWork) with the last progress of each running row's current
+   * attempt, in one read: status() sees a row and its progress as they were together.
+   */
+  readWorkWithProgress(pool: string, ids: readonly string[]): Promise<{ row: WorkRow; progress: string | null }[]>;
 }

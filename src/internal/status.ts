@@ -1,7 +1,7 @@
 /**
  * What `status()` says of a row, and the checks of the ids callers pass.
  */
-import type { AttemptOutputOps, WorkRow } from "../driver/driver.js";
+import type { WorkRow } from "../driver/driver.js";
 import type { Progress } from "./progress.js";
 import { InvalidArgumentError } from "../errors.js";
 import { isWorkId } from "../ids.js";
@@ -29,21 +29,6 @@ function withOrder(status: Extract<Status, { state: "pending" | "running" }>, ro
   if (row.priority !== 0) status.priority = row.priority;
   if (row.key !== null) status.key = row.key;
   return status;
-}
-
-/**
- * The progress of each running row's attempt, by id, read only when some row is running:
- * the JSON its worker last wrote.
- */
-export async function runningProgress(driver: AttemptOutputOps, rows: Iterable<WorkRow>): Promise<Map<string, string>> {
-  const running = new Map<string, number>();
-  for (const r of rows) if (r.state === "running") running.set(r.id, r.attempt);
-  const progress = new Map<string, string>();
-  if (running.size === 0) return progress;
-  for (const o of await driver.readAttemptOutput([...running.keys()])) {
-    if (o.progress !== null && running.get(o.id) === o.attempt) progress.set(o.id, o.progress);
-  }
-  return progress;
 }
 
 /** The status of a stored row; `progress`: its running attempt's, as JSON. */

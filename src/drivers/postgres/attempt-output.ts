@@ -9,10 +9,10 @@ import {
   type AttemptOutputRow,
   type AttemptOutputWrite,
 } from "../../driver/attempt-output-ops.js";
-import type { AttemptRef } from "../../driver/driver.js";
+import type { AttemptRef, WorkRow } from "../../driver/driver.js";
 import { run } from "./connection.js";
 import type { PgConnections } from "./connection/connections.js";
-import { numOrNull } from "./rows.js";
+import { numOrNull, toWorkRow, WORK_SELECT, type PgWorkRow } from "./rows.js";
 import { statementsOf, type Statements } from "./statements.js";
 
 function outputSql(s: string) {
@@ -35,6 +35,9 @@ function outputSql(s: string) {
     RETURNING o.work_id AS id, o.attempt`,
     read: `SELECT work_id, attempt, progress, progress_at, logs, logs_dropped, updated_at FROM ${out}
       WHERE work_id = ANY($1::text[]) ORDER BY work_id, attempt`,
+    workWithProgress: `SELECT ${WORK_SELECT}, CASE WHEN state = 'running' THEN (SELECT o.progress FROM ${out} o
+        WHERE o.work_id = w.id AND o.attempt = w.attempt) END AS progress_now
+      FROM ${s}.work w WHERE pool = $1::text AND id = ANY($2::text[])`,
   };
 }
 
@@ -69,6 +72,12 @@ export class PgAttemptOutput implements AttemptOutputOps {
     ]);
     const applied = new Set(rows.map((r) => `${r.id}/${r.attempt}`));
     return writes.filter((w) => !applied.has(`${w.id}/${w.attempt}`)).map((w) => ({ id: w.id, attempt: w.attempt }));
+  }
+
+  async readWorkWithProgress(pool: string, ids: readonly string[]): Promise<{ row: WorkRow; progress: string | null }[]> {
+    if (!ids.length) return [];
+    const { rows } = await run<PgWorkRow & { progress_now: string | null }>(this.conn.app, this.sql.workWithProgress, [pool, ids]);
+    return rows.map((r) => ({ row: toWorkRow(r), progress: r.progress_now }));
   }
 
   async readAttemptOutput(ids: readonly string[]): Promise<AttemptOutputRow[]> {

@@ -219,6 +219,10 @@ export class PostgresDriver extends NounDelegation implements Driver<PoolClient>
     return this.output.readAttemptOutput(ids);
   }
 
+  readWorkWithProgress(pool: string, ids: readonly string[]): Promise<{ row: WorkRow; progress: string | null }[]> {
+    return this.output.readWorkWithProgress(pool, ids);
+  }
+
   // Workflows.
 
   workflows(tx?: PoolClient): WorkflowOps {

@@ -10,7 +10,8 @@ import {
   type AttemptOutputRow,
   type AttemptOutputWrite,
 } from "../../driver/attempt-output-ops.js";
-import type { AttemptRef } from "../../driver/driver.js";
+import type { AttemptRef, WorkRow } from "../../driver/driver.js";
+import { toWorkRow, type SqliteWorkRow } from "./rows.js";
 import type { SqliteConnectionAccess } from "./connection/connection-access.js";
 import { prepared, type Prepared } from "./statements.js";
 
@@ -24,6 +25,9 @@ const SQL = {
   prune: `DELETE FROM workpool_attempt_output WHERE work_id = ? AND attempt <= ?`,
   read: `SELECT work_id, attempt, progress, progress_at, logs, logs_dropped, updated_at FROM workpool_attempt_output
     WHERE work_id IN (SELECT value FROM json_each(?)) ORDER BY work_id, attempt`,
+  workWithProgress: `SELECT w.*, CASE WHEN w.state = 'running' THEN (SELECT o.progress FROM workpool_attempt_output o
+      WHERE o.work_id = w.id AND o.attempt = w.attempt) END AS progress_now
+    FROM workpool_work w WHERE w.pool = ? AND w.id IN (SELECT value FROM json_each(?))`,
 } as const;
 
 interface OutputRow {
@@ -57,6 +61,15 @@ export class SqliteAttemptOutput implements AttemptOutputOps {
       }
       return stale;
     });
+  }
+
+  readWorkWithProgress(pool: string, ids: readonly string[]): Promise<{ row: WorkRow; progress: string | null }[]> {
+    return this.access.read(() =>
+      (this.sql.workWithProgress.all(pool, JSON.stringify(ids)) as (SqliteWorkRow & { progress_now: string | null })[]).map((r) => ({
+        row: toWorkRow(r),
+        progress: r.progress_now,
+      })),
+    );
   }
 
   readAttemptOutput(ids: readonly string[]): Promise<AttemptOutputRow[]> {

@@ -170,6 +170,10 @@ export class SqliteDriver extends NounDelegation implements Driver<Database>, St
     return this.output.readAttemptOutput(ids);
   }
 
+  readWorkWithProgress(pool: string, ids: readonly string[]): Promise<{ row: WorkRow; progress: string | null }[]> {
+    return this.output.readWorkWithProgress(pool, ids);
+  }
+
   // Workflows.
 
   workflows(tx?: Database): WorkflowOps {
