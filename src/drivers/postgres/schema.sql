@@ -569,7 +569,9 @@ BEGIN
   -- Arrays rather than objects: no key names to build, send and parse. The caller knows the other
   -- columns of a claimed row (its pool, worker, lease and time; no result or delivery yet).
   SELECT json_agg(json_build_array(c.id, c.kind, c.fn_name, c.name, c.args, c.run_at, c.enqueued_at, c.attempt,
-                                   c.retry, c.timeout_ms, c.on_complete, c.context, c.cancel_requested, c.priority, c.key, c.meta))
+                                   c.retry, c.timeout_ms, c.on_complete, c.context, c.cancel_requested, c.priority, c.key, c.meta)
+                  -- In claim order, whatever order the update met the rows in.
+                  ORDER BY c.priority, c.run_at, c.id)
   INTO v_claimed FROM c;
   RETURN v_claimed;
 END
