@@ -129,6 +129,21 @@ export function defineCliWorkflowTests(target: CliTarget): void {
       expectExit(await runCli([...s.args, "workflows", "ls", "--created-after", "yesterday"]), 2);
     });
 
+    test("workflows versions lists the versions of unfinished runs, those no live process defines first; --json; a bad pool exits 2", async () => {
+      const s = await fresh();
+      await workflowRuns(s);
+      const json = await runCli([...s.args, "workflows", "versions", "--json"]);
+      expectExit(json, 0);
+      const rows = JSON.parse(json.stdout) as { pool: string; name: string; version: string | null; unfinishedRuns: number }[];
+      const unfinished = Object.fromEntries(rows.map((r) => [`${r.pool}/${r.name}/${r.version}`, r.unfinishedRuns]));
+      expect(unfinished).toMatchObject({ "orders/flow/null": 1, "orders/parent/null": 1, "orders/child/null": 1 });
+      const text = await runCli([...s.args, "workflows", "versions", "--pool", "orders"]);
+      expectExit(text, 0);
+      expect(text.stdout.split("\n")[0]).toMatch(/^POOL {3,}WORKFLOW {3,}VERSION {3,}PINNED {3,}UNFINISHED RUNS {3,}LIVE PROCESSES$/);
+      expect(text.stdout).toMatch(/^orders {3,}flow {3,}- {3,}no {3,}1 /m);
+      expectExit(await runCli([...s.args, "workflows", "versions", "--pool", "bad pool!"]), 2);
+    });
+
     test("cancel, restart, fork, skip and send-event act through the admin API; a worker carries the runs on", async () => {
       const s = await fresh();
       const worker = await workflowRuns(s);

@@ -1,6 +1,6 @@
 /**
  * `workpool workflows …`: list runs (`ls`), show one (`show`), and act on one (`cancel`,
- * `restart`, `fork`, `skip`, `send-event`) through the admin API; a started worker of the
+ * `restart`, `fork`, `skip`, `send-event`) through the admin API, and list versions (`versions`); a started worker of the
  * run's pool carries the run on. Flags are checked before the store is opened.
  */
 import type { Command } from "commander";
@@ -15,6 +15,7 @@ import { parseBefore, parseCount } from "../format.js";
 import { repeatCommand } from "../repeat.js";
 import { t } from "../terminal-text.js";
 import { blockedText, runDetail, runsTable } from "./workflow-views.js";
+import { registerVersions } from "./workflow-versions.js";
 
 /** The states `ls --state` takes. */
 const STATES: readonly WorkflowStateFilter[] = [
@@ -257,5 +258,6 @@ export function registerWorkflows(program: Command, cli: Cli): void {
   const group = program.command("workflows").description("list, show and operate workflow runs (workflows --help for its commands)");
   registerReads(group, cli);
   registerActions(group, cli);
+  registerVersions(group, cli);
   for (const command of group.commands) command.exitOverride();
 }
