@@ -240,7 +240,8 @@ export const VARIANTS: readonly Variant[] = [
   {
     name: "mutation-twice",
     bug: "a mutation that committed its writes goes back to the queue",
-    caughtBy: ["mutation-once"],
+    // It runs again (its write twice), or goes back to the queue each time it succeeds and is still there after the drain.
+    caughtBy: ["mutation-once", "nothing-lost"],
     wrap: (d) =>
       overrideOps(d, (ops) => {
         const kinds = new Map<string, WorkRow>();
@@ -275,7 +276,8 @@ export const VARIANTS: readonly Variant[] = [
   {
     name: "refinish",
     bug: "finished work is locked as if pending, so a cancel finishes it again",
-    caughtBy: ["finish-once"],
+    // Finished again, it is seen finishing twice, or its onComplete delivered a second time.
+    caughtBy: ["finish-once", "on-complete-once"],
     wrap: (d) =>
       overrideOps(d, (ops) => ({
         async lockWork(pool, ids) {
@@ -293,6 +295,11 @@ export const VARIANTS: readonly Variant[] = [
         async readWork(pool, ids) {
           const rows = await real.readWork(pool, ids);
           return rows.map((r) => seen.get(r.id) ?? (seen.set(r.id, r), r));
+        },
+        // status() reads rows with their progress.
+        async readWorkWithProgress(pool, ids) {
+          const read = await real.readWorkWithProgress(pool, ids);
+          return read.map(({ row, progress }) => ({ row: seen.get(row.id) ?? (seen.set(row.id, row), row), progress }));
         },
       }));
     },

@@ -50,7 +50,7 @@ export class WfClient {
       );
       return;
     }
-    const id = r.chance(0.9) ? r.pick(known) : `${this.s.config.pool}.nobody`;
+    const id = r.chance(0.9) ? r.pick(known) : "sim.nobody";
     if (what === "cancel") {
       this.wf.obs.cancelAsked.add(id);
       trace.add(`${head} cancel run ${trace.runLabel(id)}`);
