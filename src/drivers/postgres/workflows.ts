@@ -7,7 +7,7 @@ import type { NewRun, RunUpdate, StepRow, WorkflowOps, WorkflowStoreOps } from "
 import { run, type Queryable } from "./connection.js";
 import type { PgConnections } from "./connection/connections.js";
 import { statementsOf } from "./statements.js";
-import { toRunRow, toStepRow, type PgRunRow, type PgStepRow } from "./workflow-rows.js";
+import { toRunRow, toStepRow, type StoredRunRow, type StoredStepRow } from "../../driver/workflow-row-columns.js";
 import { pgWorkflowOperatorOps } from "./workflow-operator.js";
 import { pgWorkflowVersionOps } from "./workflow-versions.js";
 import { pgWorkflowReads } from "./workflow-reads.js";
@@ -128,18 +128,18 @@ export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
         ])
       ).rowCount > 0,
     lockRun: async (id) => {
-      const row = (await run<PgRunRow>(db, s.lockRun, [id])).rows[0];
+      const row = (await run<StoredRunRow>(db, s.lockRun, [id])).rows[0];
       return row ? toRunRow(row) : null;
     },
     readRun: async (id) => {
-      const row = (await run<PgRunRow>(db, s.readRun, [id])).rows[0];
+      const row = (await run<StoredRunRow>(db, s.readRun, [id])).rows[0];
       return row ? toRunRow(row) : null;
     },
     advanceRun: async (id, generation, update) => (await run(db, s.updateRun, updateValues(id, generation, update))).rowCount > 0,
     updateRun: async (id, update) => void (await run(db, s.updateRun, updateValues(id, null, update))),
     setTrace: async (id, trace) => void (await run(db, s.setTrace, [id, trace])),
-    readSteps: async (runId, from = 0) => (await run<PgStepRow>(db, s.readSteps, [runId, from])).rows.map(toStepRow),
-    readUndelivered: async (runId) => (await run<PgStepRow>(db, s.readUndelivered, [runId])).rows.map(toStepRow),
+    readSteps: async (runId, from = 0) => (await run<StoredStepRow>(db, s.readSteps, [runId, from])).rows.map(toStepRow),
+    readUndelivered: async (runId) => (await run<StoredStepRow>(db, s.readUndelivered, [runId])).rows.map(toStepRow),
     insertSteps: async (rows) => {
       if (!rows.length) return;
       const col = <K extends keyof StepRow>(k: K) => rows.map((r) => r[k]);
@@ -163,7 +163,7 @@ export function pgWorkflowOps(db: Queryable, schema: string): WorkflowOps {
     markDelivered: async (runId, ns, generation) => {
       if (ns.length) await run(db, s.markDelivered, [runId, ns, generation]);
     },
-    cancelOpenSteps: async (runId, outcome, now) => (await run<PgStepRow>(db, s.cancelOpen, [runId, now, outcome])).rows.map(toStepRow),
+    cancelOpenSteps: async (runId, outcome, now) => (await run<StoredStepRow>(db, s.cancelOpen, [runId, now, outcome])).rows.map(toStepRow),
     deleteFinishedRuns: async (pool, before, limit) => (await run(db, s.deleteFinished, [pool, before, limit])).rowCount,
     deleteStepsFrom: async (runId, from) => void (await run(db, s.deleteFrom, [runId, from])),
     insertEvent: async (runId, name, payload, now) =>

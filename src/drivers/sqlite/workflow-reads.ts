@@ -5,7 +5,7 @@
 import type { Database } from "better-sqlite3";
 import type { EventRow, RunCount, RunListRow, RunQuery, WorkflowReadOps } from "../../driver/workflow-ops.js";
 import { prepared } from "./statements.js";
-import { toRunRow } from "./workflow-rows.js";
+import { toRunRow } from "../../driver/workflow-row-columns.js";
 
 const LIST_COLUMNS = `id, pool, name, '' AS args, state, generation, NULL AS result, blocked, cancel_reason, on_complete,
   NULL AS context, oc_state, oc_attempts, oc_error, parent_id, parent_step, steps, journal_bytes, created_at, updated_at,

@@ -7,7 +7,7 @@ import type { Database } from "better-sqlite3";
 import type { NewRun, RunRow, RunUpdate, WorkflowOps, WorkflowStoreOps } from "../../driver/workflow-ops.js";
 import type { SqliteConnectionAccess } from "./connection/connection-access.js";
 import { prepared } from "./statements.js";
-import { toRunRow, toStepRow, type SqliteRunRow, type SqliteStepRow } from "./workflow-rows.js";
+import { toRunRow, toStepRow, type StoredRunRow, type StoredStepRow } from "../../driver/workflow-row-columns.js";
 import { sqliteWorkflowOperatorOps } from "./workflow-operator.js";
 import { sqliteWorkflowVersionOps, VERSION_READS } from "./workflow-versions.js";
 import { sqliteWorkflowReads } from "./workflow-reads.js";
@@ -98,7 +98,7 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
   const s = prepared(db, WORKFLOW_SQL);
   const reads = sqliteWorkflowReads(db);
   const readRun = (id: string): RunRow | null => {
-    const r = s.readRun.get(id) as SqliteRunRow | undefined;
+    const r = s.readRun.get(id) as StoredRunRow | undefined;
     return r ? toRunRow(r) : null;
   };
   return {
@@ -126,8 +126,8 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
     advanceRun: (id, generation, update) => s.updateRun.run(updateParams(id, generation, update)).changes > 0,
     updateRun: (id, update) => void s.updateRun.run(updateParams(id, null, update)),
     setTrace: (id, trace) => void s.setTrace.run(trace, id),
-    readSteps: (runId, from = 0) => (s.readSteps.all(runId, from) as SqliteStepRow[]).map(toStepRow),
-    readUndelivered: (runId) => (s.readUndelivered.all(runId) as SqliteStepRow[]).map(toStepRow),
+    readSteps: (runId, from = 0) => (s.readSteps.all(runId, from) as StoredStepRow[]).map(toStepRow),
+    readUndelivered: (runId) => (s.readUndelivered.all(runId) as StoredStepRow[]).map(toStepRow),
     insertSteps: (rows) => {
       for (const r of rows) {
         s.insertStep.run({
@@ -152,7 +152,7 @@ export function sqliteWorkflowOps(db: Database): WorkflowOps {
       if (ns.length) s.markDelivered.run(generation, runId, JSON.stringify(ns));
     },
     cancelOpenSteps: (runId, outcome, now) => {
-      const open = (s.openSteps.all(runId) as SqliteStepRow[]).map(toStepRow);
+      const open = (s.openSteps.all(runId) as StoredStepRow[]).map(toStepRow);
       if (open.length) s.cancelOpen.run(outcome, now, runId);
       return open;
     },

@@ -1,17 +1,22 @@
-/** How PostgreSQL's workflow rows (runs, journal entries) read as the driver's RunRow and StepRow. */
-import type { RunRow, StepRow } from "../../driver/workflow-ops.js";
+/**
+ * How both stores' workflow rows (runs, journal entries), read by column name, become the
+ * driver's RunRow and StepRow.
+ */
+import type { RunRow, StepRow } from "./workflow-ops.js";
 
-/** A run row as pg returns it (BIGINT columns read as float8 above). */
-export type PgRunRow = {
-  [K in keyof RunRow as K extends string ? SnakeCase<K> : never]: RunRow[K];
-};
 type SnakeCase<S extends string> = S extends `${infer H}${infer T}`
   ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${SnakeCase<T>}`
   : S;
-export type PgStepRow = { [K in keyof StepRow as K extends string ? SnakeCase<K> : never]: StepRow[K] };
+type Columns<R> = { [K in keyof R as K extends string ? SnakeCase<K> : never]: R[K] };
+
+/** A run row by column name: `pinned` is 0/1 on SQLite, `journal_bytes` may come as text from a BIGINT. */
+export type StoredRunRow = Omit<Columns<RunRow>, "pinned" | "journal_bytes"> & { pinned: boolean | number; journal_bytes: number | string };
+
+/** A journal row by column name. */
+export type StoredStepRow = Columns<StepRow>;
 
 /** A stored run as a RunRow. */
-export function toRunRow(r: PgRunRow): RunRow {
+export function toRunRow(r: StoredRunRow): RunRow {
   return {
     id: r.id,
     pool: r.pool,
@@ -37,14 +42,14 @@ export function toRunRow(r: PgRunRow): RunRow {
     deadline: r.deadline,
     version: r.version,
     timeoutMs: r.timeout_ms,
-    pinned: r.pinned,
+    pinned: r.pinned === true || r.pinned === 1,
     parkedAt: r.parked_at,
     trace: r.trace,
   };
 }
 
 /** A stored journal entry as a StepRow. */
-export function toStepRow(r: PgStepRow): StepRow {
+export function toStepRow(r: StoredStepRow): StepRow {
   return {
     runId: r.run_id,
     n: r.n,
