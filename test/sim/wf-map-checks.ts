@@ -32,7 +32,7 @@ export class MapChecker {
       const ids = this.patchIds.get(shape.name) ?? new Set<string>();
       for (const op of shape.body) {
         if (op.k === "map") this.maps.set(op.id, op);
-        if (op.k === "patch") ids.add(op.id);
+        if (op.k === "patch" || op.k === "deprecate") ids.add(op.id);
       }
       this.patchIds.set(shape.name, ids);
     }

@@ -30,7 +30,9 @@ export type WfOp =
    * `if (step.patched(id)) await op`: drawn in a shape the marker and `op` are always
    * journaled; `added` to a changed shape, a run the old code started skips them.
    */
-  | { k: "patch"; id: string; op: WfOp; added: boolean };
+  | { k: "patch"; id: string; op: WfOp; added: boolean }
+  /** `step.deprecatePatch(id); await op`: a drawn patch's old path removed (a changed shape's). */
+  | { k: "deprecate"; id: string; op: WfOp };
 
 /** One item of a map: its action's args and timeout. */
 export interface MapItem {
@@ -138,19 +140,30 @@ function drawOp(rng: Rng, index: number, top: boolean, ids: Ids): WfOp {
 /**
  * The shapes with one of them changed: half the time a recorded value inserted into its
  * body, of another kind than the step it goes before, so every later step moves one place
- * down the journal; otherwise a patch (a mutation behind `step.patched`) inserted, which a
- * run the old code took past that place skips.
+ * down the journal; or a patch (a mutation behind `step.patched`) inserted, which a run the
+ * old code took past that place skips; or, in a shape with a patch, the patch deprecated
+ * (`step.deprecatePatch`, then its step), which consumes the marker a run has.
  */
 export function changeShapes(shapes: readonly WfShape[], rng: Rng): WfShape[] {
-  const i = rng.int(0, shapes.length - 1);
+  const patched = shapes.flatMap((sh, j) => (sh.body.some((op) => op.k === "patch") ? [j] : []));
+  const how = rng.weighted({ value: 2, patch: 2, deprecate: patched.length ? 2 : 0 });
+  const i = how === "deprecate" ? rng.pick(patched) : rng.int(0, shapes.length - 1);
   const shape = shapes[i]!;
-  const at = rng.int(0, shape.body.length);
-  const next = shape.body[at];
-  const which = next?.k === "value" && next.which === "uuid" ? "now" : "uuid";
-  const added: WfOp = rng.chance(0.5)
-    ? { k: "value", which }
-    : { k: "patch", id: "added", op: { k: "mut", args: { b: "mok" }, catch: false }, added: true };
-  const body = [...shape.body.slice(0, at), added, ...shape.body.slice(at)];
+  const patch = shape.body.findIndex((op) => op.k === "patch");
+  let body: WfOp[];
+  if (how === "deprecate") {
+    const op = shape.body[patch] as Extract<WfOp, { k: "patch" }>;
+    body = shape.body.map((o, j) => (j === patch ? { k: "deprecate", id: op.id, op: op.op } : o));
+  } else {
+    const at = rng.int(0, shape.body.length);
+    const next = shape.body[at];
+    const which = next?.k === "value" && next.which === "uuid" ? "now" : "uuid";
+    const added: WfOp =
+      how === "value"
+        ? { k: "value", which }
+        : { k: "patch", id: "added", op: { k: "mut", args: { b: "mok" }, catch: false }, added: true };
+    body = [...shape.body.slice(0, at), added, ...shape.body.slice(at)];
+  }
   return shapes.map((s, j) => (j === i ? { ...s, body } : s));
 }
 
@@ -176,6 +189,11 @@ function bodySegments(shape: WfShape, shapes: readonly WfShape[]): Segment[] {
       case "patch": {
         const taken = [{ kind: "patch", name: op.id }, callOf(op.op, shapes)];
         return [{ alts: op.added ? [[], taken] : [taken] }];
+      }
+      case "deprecate": {
+        // A run the patched code started has the marker; one this code started has none.
+        const step = callOf(op.op, shapes);
+        return [{ alts: [[{ kind: "patch", name: op.id }, step], [step]] }];
       }
       default:
         return [{ alts: [[callOf(op, shapes)]] }];
@@ -251,6 +269,8 @@ export function describeShape(s: WfShape): string {
         return `map ${o.id}(${o.items.map((it) => it.args.b).join(" ")}; ${o.concurrency}, ${o.onFailure})${o.catch ? "?" : ""}`;
       case "patch":
         return `patched(${o.id}${o.added ? ", added" : ""})[${op(o.op)}]`;
+      case "deprecate":
+        return `deprecatePatch(${o.id}), ${op(o.op)}`;
     }
   };
   return `${s.name}: ${s.body.map(op).join(", ")}${s.cleanup ? ", finally clean" : ""}${s.timeoutMs ? `, timeout ${s.timeoutMs} ms` : ""}`;

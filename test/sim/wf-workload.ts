@@ -107,6 +107,9 @@ export function defineWorkflows(
       }
       case "patch":
         return step.patched(op.id) ? runOp(step, op.op) : Promise.resolve(null);
+      case "deprecate":
+        step.deprecatePatch(op.id);
+        return runOp(step, op.op);
     }
   }
 
