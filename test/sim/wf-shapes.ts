@@ -64,13 +64,16 @@ export interface CallInfo {
   name: string;
 }
 
-/** 1-3 shapes; a later one may run an earlier one as its child. */
-export function drawShapes(rng: Rng): WfShape[] {
+/**
+ * 1-3 shapes; a later one may run an earlier one as its child. With `extra` (a stream of
+ * its own, so the rest is what the seed drew before maps and patches existed), each shape
+ * gets up to two maps or patches, inserted at drawn places.
+ */
+export function drawShapes(rng: Rng, extra: Rng | null): WfShape[] {
   const count = rng.int(1, 3);
   const shapes: WfShape[] = [];
-  const ids = { maps: 0, patches: 0 };
   for (let i = 0; i < count; i++) {
-    const body = Array.from({ length: rng.int(1, 5) }, () => drawOp(rng, i, true, ids));
+    const body = Array.from({ length: rng.int(1, 5) }, () => drawOp(rng, i, true));
     shapes.push({
       name: `wf${i}`,
       body,
@@ -78,27 +81,32 @@ export function drawShapes(rng: Rng): WfShape[] {
       timeoutMs: rng.chance(0.25) ? rng.int(500, 6000) : null,
     });
   }
+  if (!extra) return shapes;
+  let maps = 0;
+  let patches = 0;
+  for (const [i, shape] of shapes.entries()) {
+    for (let n = extra.int(0, 2); n > 0; n--) {
+      const op: WfOp = extra.chance(0.65)
+        ? {
+            k: "map",
+            id: `${MAP_PREFIX}${maps++}`,
+            items: Array.from({ length: extra.int(1, 5) }, () => {
+              const args = actionArgs(extra);
+              return args.b === "hang" ? { args, timeoutMs: extra.int(100, 800) } : { args };
+            }),
+            concurrency: extra.int(1, 3),
+            onFailure: extra.pick(["fail-fast", "collect", "ignore"] as const),
+            catch: extra.chance(0.5),
+          }
+        : { k: "patch", id: `p${patches++}`, op: drawOp(extra, i, false), added: false };
+      shape.body.splice(extra.int(0, shape.body.length), 0, op);
+    }
+  }
   return shapes;
 }
 
-/** Numbers of the maps and patches drawn so far: their handler names and patch ids. */
-interface Ids {
-  maps: number;
-  patches: number;
-}
-
-function drawOp(rng: Rng, index: number, top: boolean, ids: Ids): WfOp {
-  const k = rng.weighted({
-    act: 5,
-    mut: 2,
-    all: top ? 2 : 0,
-    sleep: 1,
-    event: 2,
-    child: top && index > 0 ? 1 : 0,
-    value: 1,
-    map: top ? 2 : 0,
-    patch: top ? 1 : 0,
-  });
+function drawOp(rng: Rng, index: number, top: boolean): WfOp {
+  const k = rng.weighted({ act: 5, mut: 2, all: top ? 2 : 0, sleep: 1, event: 2, child: top && index > 0 ? 1 : 0, value: 1 });
   const caught = rng.chance(0.5);
   switch (k) {
     case "act": {
@@ -111,21 +119,7 @@ function drawOp(rng: Rng, index: number, top: boolean, ids: Ids): WfOp {
     case "mut":
       return { k, args: mutationArgs(rng), catch: caught };
     case "all":
-      return { k, ops: Array.from({ length: rng.int(2, 4) }, () => drawOp(rng, index, false, ids)), catch: caught };
-    case "map":
-      return {
-        k,
-        id: `${MAP_PREFIX}${ids.maps++}`,
-        items: Array.from({ length: rng.int(1, 5) }, () => {
-          const args = actionArgs(rng);
-          return args.b === "hang" ? { args, timeoutMs: rng.int(100, 800) } : { args };
-        }),
-        concurrency: rng.int(1, 3),
-        onFailure: rng.pick(["fail-fast", "collect", "ignore"] as const),
-        catch: caught,
-      };
-    case "patch":
-      return { k, id: `p${ids.patches++}`, op: drawOp(rng, index, false, ids), added: false };
+      return { k, ops: Array.from({ length: rng.int(2, 4) }, () => drawOp(rng, index, false)), catch: caught };
     case "sleep":
       return { k, ms: rng.pick([0, 50, 300, 1500]) };
     case "event":
@@ -138,24 +132,25 @@ function drawOp(rng: Rng, index: number, top: boolean, ids: Ids): WfOp {
 }
 
 /**
- * The shapes with one of them changed: half the time a recorded value inserted into its
- * body, of another kind than the step it goes before, so every later step moves one place
- * down the journal; or a patch (a mutation behind `step.patched`) inserted, which a run the
- * old code took past that place skips; or, in a shape with a patch, the patch deprecated
- * (`step.deprecatePatch`, then its step), which consumes the marker a run has.
+ * The shapes with one of them changed: a recorded value inserted into its body, of another
+ * kind than the step it goes before, so every later step moves one place down the journal.
+ * With `extra`, that is one change in three; the others insert a patch (a mutation behind
+ * `step.patched`), which a run the old code took past that place skips, or deprecate a
+ * drawn patch (`step.deprecatePatch`, then its step), which consumes the marker a run has.
  */
-export function changeShapes(shapes: readonly WfShape[], rng: Rng): WfShape[] {
+export function changeShapes(shapes: readonly WfShape[], rng: Rng, extra: Rng | null): WfShape[] {
+  let i = rng.int(0, shapes.length - 1);
+  const at = rng.int(0, shapes[i]!.body.length);
   const patched = shapes.flatMap((sh, j) => (sh.body.some((op) => op.k === "patch") ? [j] : []));
-  const how = rng.weighted({ value: 2, patch: 2, deprecate: patched.length ? 2 : 0 });
-  const i = how === "deprecate" ? rng.pick(patched) : rng.int(0, shapes.length - 1);
+  const how = extra ? extra.weighted({ value: 1, patch: 1, deprecate: patched.length ? 1 : 0 }) : "value";
+  if (how === "deprecate") i = extra!.pick(patched);
   const shape = shapes[i]!;
-  const patch = shape.body.findIndex((op) => op.k === "patch");
   let body: WfOp[];
   if (how === "deprecate") {
+    const patch = shape.body.findIndex((op) => op.k === "patch");
     const op = shape.body[patch] as Extract<WfOp, { k: "patch" }>;
     body = shape.body.map((o, j) => (j === patch ? { k: "deprecate", id: op.id, op: op.op } : o));
   } else {
-    const at = rng.int(0, shape.body.length);
     const next = shape.body[at];
     const which = next?.k === "value" && next.which === "uuid" ? "now" : "uuid";
     const added: WfOp =
