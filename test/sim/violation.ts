@@ -27,10 +27,7 @@ export type InvariantName =
   | "wf-on-complete-once"
   | "no-step-beyond-mismatch"
   | "events-once"
-  | "run-final"
-  | "map-window"
-  | "map-fail-fast"
-  | "patch-marker";
+  | "run-final";
 
 /** A broken invariant. */
 export class Violation extends Error {
