@@ -135,12 +135,9 @@ async function advanceFrom<Tx>(
   }
   // The outcomes journaled since the last advance: one new round.
   const delivered: number[] = [];
-  if (exec.open) {
-    for (const e of inRoundOrder(fresh)) {
-      exec.deliver(e.n, storedOutcome(e)!);
-      delivered.push(e.n);
-    }
-    if (delivered.length) await Execution.settle();
+  if (exec.open && fresh.length) {
+    await giveRound(exec, fresh);
+    delivered.push(...fresh.map((e) => e.n));
   }
   // In a canceling run, a step the function calls before it has seen the cancel ends at once.
   if (run.state === "canceling") await cancelNewCalls(exec, journalLength, cancelOutcome(engine, run));
@@ -195,8 +192,28 @@ export function keepOrDrop<Tx>(engine: Engine<Tx>, run: RunRow, exec: Execution,
  * cannot catch the failure and go on as if not canceled), then by position.
  */
 export function inRoundOrder(entries: readonly StepRow[]): StepRow[] {
-  const byCancel = (e: StepRow): number => ((storedOutcome(e) as { by?: string } | null)?.by ? 0 : 1);
+  const byCancel = (e: StepRow): number => (isRunCancel(e) ? 0 : 1);
   return [...entries].sort((a, b) => byCancel(a) - byCancel(b) || a.n - b.n);
+}
+
+/**
+ * Gives one round's outcomes in round order, letting the function run on the run's cancel
+ * before the others are given: whatever it chains on its awaits (a `.then`, a
+ * `Promise.all`), it meets the cancel before a failure it could catch and go on from.
+ */
+async function giveRound(exec: Execution, entries: readonly StepRow[]): Promise<void> {
+  const ordered = inRoundOrder(entries);
+  for (let i = 0; i < ordered.length; i++) {
+    const e = ordered[i]!;
+    if (i > 0 && isRunCancel(ordered[i - 1]!) && !isRunCancel(e)) await Execution.settle();
+    exec.deliver(e.n, storedOutcome(e) as StepOutcome);
+  }
+  if (ordered.length) await Execution.settle();
+}
+
+/** Whether an entry was ended by the run's cancel or timeout. */
+function isRunCancel(e: StepRow): boolean {
+  return Boolean((storedOutcome(e) as { by?: string } | null)?.by);
 }
 
 /** Ends, in this advance, the new calls of a canceling run's function until it has seen the cancel. */
@@ -241,10 +258,10 @@ async function replayRounds(exec: Execution, journal: readonly StepRow[]): Promi
       const made = inRoundOrder(others.length ? others : called);
       // Given an outcome in this round, but never called: the code no longer makes this call.
       if (!made.length) exec.deliver(pending[0]!.n, storedOutcome(pending[0]!) as StepOutcome);
-      for (const e of made) exec.deliver(e.n, storedOutcome(e) as StepOutcome);
+      await giveRound(exec, made);
       replayed += made.length;
       pending = pending.filter((e) => !made.includes(e));
-      await Execution.settle();
+      if (!made.length) await Execution.settle();
     }
     if (!exec.open) break;
   }
