@@ -72,6 +72,12 @@ const SEEDS: { seed: number; store: StoreKind; bug: string; rates?: boolean; tim
     workflows: "always",
     bug: "a fan-out whose caught failure was given in the round of the cancel swallowed the cancel; the function went on and its next step got work",
   },
+  {
+    seed: 5292,
+    store: "sqlite",
+    workflows: "always",
+    bug: "a fan-out's canceled step reached Promise.all a turn later than its failed step (a .then on the canceled one); the function caught the failure and its next step got work",
+  },
 ];
 
 for (const kind of new Set(SEEDS.map((s) => s.store))) {
