@@ -29,6 +29,8 @@ export interface RunOptions {
   rates?: boolean;
   /** False: no holds and no retries without backoff, whatever the seed draws (a seed found before they were generated). */
   timing?: boolean;
+  /** False: workflows without step.map and patches (a seed found before they were generated). */
+  maps?: boolean;
   /** Which runs have workflows: `some` (the default: a share drawn from the seed), `always` or `never`. */
   workflows?: WorkflowMode;
   /** Whether the application's actions are batch actions (default false). */
@@ -69,6 +71,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
     traceLines: options.traceLines,
     rates: options.rates,
     timing: options.timing,
+    maps: options.maps,
     workflows: options.workflows,
     batchActions: options.batchActions,
   });

@@ -51,6 +51,8 @@ export interface SchedulerOptions {
   rates?: boolean;
   /** False: no holds and no retries without backoff, whatever the seed draws. */
   timing?: boolean;
+  /** False: workflows without step.map and patches. */
+  maps?: boolean;
   /** Which runs have workflows (default `some`). */
   workflows?: WorkflowMode;
   /** Whether the application's actions are batch actions (default false). */
@@ -130,7 +132,7 @@ export class Scheduler implements OpHost {
     });
     this.slots = shape.slots;
     this.faultRate = shape.faultRate;
-    this.wf = WfRun.draw(this, options.seed, options.workflows ?? "some");
+    this.wf = WfRun.draw(this, options.seed, options.workflows ?? "some", options.maps ?? true);
     // A workflow moves one store call at a time: its runs get a longer random phase, with its faults.
     this.steps = options.steps ?? shape.steps * (this.wf ? 3 : 1);
     this.config = shape.config;

@@ -27,7 +27,10 @@ export type InvariantName =
   | "wf-on-complete-once"
   | "no-step-beyond-mismatch"
   | "events-once"
-  | "run-final";
+  | "run-final"
+  | "map-window"
+  | "map-fail-fast"
+  | "patch-marker";
 
 /** A broken invariant. */
 export class Violation extends Error {

@@ -2,12 +2,13 @@
  * The invariants of a pool's workflows, checked on the stored runs, journals, events and
  * work rows after every step that ran a store call (see docs/testing.md for why each holds):
  * step-once, mutation-once (a mutation step's app write agrees with its entry),
- * wf-on-complete-once, no-step-beyond-mismatch, events-once (wf-events.ts), cancel-final
- * and run-final.
+ * wf-on-complete-once, no-step-beyond-mismatch, events-once (wf-events.ts), cancel-final,
+ * run-final, and map-window, map-fail-fast and patch-marker (wf-map-checks.ts).
  */
 import type { WorkRow } from "../../src/driver/driver.js";
 import type { RunResult } from "../../src/types.js";
 import { Violation } from "./violation.js";
+import { MapChecker } from "./wf-map-checks.js";
 import { byRun, checkEvents, outcomeOf } from "./wf-events.js";
 import type { WfEntry, WfRun, WfSnapshot } from "./wf-rows.js";
 import { CLEANUP, fitsShape, type WfShape } from "./wf-shapes.js";
@@ -58,6 +59,7 @@ export class WorkflowChecker {
   private readonly runs = new Map<string, KnownRun>();
   /** The work enqueued for each step (`run n`, or `run n timeout` for an event wait's timeout): one per step, ever. */
   private readonly stepWork = new Map<string, string>();
+  private readonly maps: MapChecker;
 
   constructor(
     /** The run's workflow shapes, and the changed ones some processes define (or null). */
@@ -65,7 +67,9 @@ export class WorkflowChecker {
     private readonly changed: readonly WfShape[] | null,
     private readonly label: (id: string) => string,
     private readonly runLabel: (id: string) => string,
-  ) {}
+  ) {
+    this.maps = new MapChecker(shapes, changed, label, runLabel);
+  }
 
   /**
    * Checks the workflows read after a step at `now`, with the work rows, app writes and
@@ -93,6 +97,7 @@ export class WorkflowChecker {
       this.checkEntries(run, own, k, rowById, apps);
       this.checkBlocked(run, own, k, works.get(run.id) ?? 0);
       this.checkJournal(run, own);
+      this.maps.check(run, own, rowById);
       this.checkOnComplete(run, ocs.get(run.id) ?? []);
       checkEvents(run.id, own, events.get(run.id) ?? [], this.runLabel);
       k.last = run;
@@ -195,9 +200,16 @@ export class WorkflowChecker {
       } else {
         if (k.blocked && run.state === "blocked")
           throw new Violation("no-step-beyond-mismatch", `${name} is blocked, yet step ${e.n} (${e.kind} ${e.name}) was journaled`);
-        // After the cancel, only steps called once the function saw it (its clean-up) get work; others end at the call.
+        // After the cancel, only steps called once the function saw it (its clean-up) get work; others end at
+        // the call. Values and patch markers start nothing.
         const cleanup = e.kind === "mutation" && e.name === CLEANUP;
-        if (k.cancel && !cleanup && e.kind !== "value" && (e.workId !== null || e.childId !== null || outcome?.by === undefined))
+        if (
+          k.cancel &&
+          !cleanup &&
+          e.kind !== "value" &&
+          e.kind !== "patch" &&
+          (e.workId !== null || e.childId !== null || outcome?.by === undefined)
+        )
           throw new Violation("cancel-final", `${name} was canceled, yet step ${e.n} (${e.kind} ${e.name}) was started`);
       }
       k.entries.set(e.n, { kind: e.kind, name: e.name, state: e.state, outcome: e.outcome, workId: e.workId, childId: e.childId });
@@ -258,7 +270,10 @@ export class WorkflowChecker {
       throw new Violation("no-step-beyond-mismatch", `run ${this.runLabel(run.id)} is blocked, yet work for a new step was enqueued`);
   }
 
-  /** A journal is one its workflow's function makes, as defined in one process or the other (never a mix of the two). */
+  /**
+   * A journal is one its workflow's function makes as the process that last advanced it
+   * defines it: a patch the other code lacks is skipped where that code journaled another entry.
+   */
   private checkJournal(run: WfRun, own: readonly WfEntry[]): void {
     const calls = own.map((e) => ({ kind: e.kind, name: e.name }));
     const fits = (shapes: readonly WfShape[] | null): boolean => {

@@ -38,9 +38,10 @@ export class WfRun {
   private constructor(
     private readonly s: Scheduler,
     readonly rng: Rng,
+    extra: Rng | null,
   ) {
-    this.shapes = drawShapes(rng);
-    this.changed = rng.chance(0.5) ? changeShapes(this.shapes, rng) : null;
+    this.shapes = drawShapes(rng, extra);
+    this.changed = rng.chance(0.5) ? changeShapes(this.shapes, rng, extra) : null;
     this.checker = new WorkflowChecker(
       this.shapes,
       this.changed,
@@ -50,12 +51,17 @@ export class WfRun {
     this.client = new WfClient(s, this);
   }
 
-  /** The workflows of the run `s` builds from `seed`, or null when it has none. */
-  static draw(s: Scheduler, seed: number, mode: WorkflowMode): WfRun | null {
+  /**
+   * The workflows of the run `s` builds from `seed`, or null when it has none; with `maps`,
+   * their maps and patches come from a stream of their own, so without them the shapes
+   * are the ones the seed drew before maps and patches existed.
+   */
+  static draw(s: Scheduler, seed: number, mode: WorkflowMode, maps: boolean): WfRun | null {
     const rng = new Rng((seed ^ 0x0f1e2d3c) >>> 0);
     // Drawn in every mode, so `always` runs a seed's workflows as `some` would.
     const drawn = rng.chance(SHARE);
-    return mode === "always" || (mode === "some" && drawn) ? new WfRun(s, rng) : null;
+    const extra = maps ? new Rng((seed ^ 0x5a6b7c8d) >>> 0) : null;
+    return mode === "always" || (mode === "some" && drawn) ? new WfRun(s, rng, extra) : null;
   }
 
   /** The trace lines that describe the run's workflows. */

@@ -10,6 +10,8 @@ import type { PoolClient } from "pg";
 import type { Driver } from "../../src/driver/driver.js";
 import type { Maybe, WorkflowOps } from "../../src/driver/workflow-ops.js";
 import { Execution } from "../../src/workflow/execution.js";
+import { Step } from "../../src/workflow/step.js";
+import type { MapOptions } from "../../src/workflow/types.js";
 import { override, type Variant } from "./variant-kit.js";
 
 /** The driver with some of its workflow operations replaced (`real` are the originals on the same connection or transaction). */
@@ -185,6 +187,25 @@ export const WF_VARIANTS: readonly Variant[] = [
       const block = Object.getOwnPropertyDescriptor(Execution.prototype, "block")!;
       Execution.prototype.block = () => undefined;
       return () => Object.defineProperty(Execution.prototype, "block", block);
+    },
+  },
+  {
+    name: "map-ignores-concurrency",
+    bug: "step.map ignores its concurrency: every item starts at once",
+    // An item's outcome also comes back in another round than its window made it, so a replay may not match.
+    caughtBy: ["map-window"],
+    workflows: true,
+    wrap: (d) => d,
+    patch: () => {
+      const map = Object.getOwnPropertyDescriptor(Step.prototype, "map")!;
+      const real = Step.prototype.map as (this: Step, items: readonly unknown[], fn: unknown, o?: MapOptions) => Promise<unknown[]>;
+      Object.defineProperty(Step.prototype, "map", {
+        ...map,
+        value(this: Step, items: readonly unknown[], fn: unknown, o?: MapOptions) {
+          return real.call(this, items, fn, { ...o, concurrency: 10_000 });
+        },
+      });
+      return () => Object.defineProperty(Step.prototype, "map", map);
     },
   },
 ];

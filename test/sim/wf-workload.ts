@@ -1,7 +1,7 @@
 /**
  * The workflows of a simulated process: a WorkflowManager on its pool with one definition
  * per shape (wf-shapes.ts), whose function runs the shape's steps with the simulated
- * workload's action and mutation, a clean-up mutation for `finally`, and the workflow
+ * workload's action and mutation (a map's items with an action of the map's own name), a clean-up mutation for `finally`, and the workflow
  * onComplete mutation that writes a `sim_oc` row (keyed by the run's id).
  */
 import type { MutationHandle, Workpool } from "../../src/index.js";
@@ -56,6 +56,8 @@ export function defineWorkflows(
     }
     return null;
   });
+  const mapActs = new Map<string, ReturnType<typeof work.defineAct>>();
+  for (const op of shapes.flatMap((sh) => sh.body)) if (op.k === "map" && !mapActs.has(op.id)) mapActs.set(op.id, work.defineAct(op.id));
   const handles: WorkflowHandle<unknown, unknown>[] = [];
   for (const shape of shapes) {
     handles.push(
@@ -95,6 +97,19 @@ export function defineWorkflows(
         return step.runWorkflow(handles[op.shape]!, null);
       case "value":
         return Promise.resolve(op.which === "now" ? step.now() : op.which === "random" ? step.random() : step.uuid());
+      case "map": {
+        const act = mapActs.get(op.id)!;
+        return step.map(
+          op.items,
+          (item) => step.runAction(act, item.args, item.timeoutMs === undefined ? {} : { timeoutMs: item.timeoutMs }),
+          { concurrency: op.concurrency, onFailure: op.onFailure },
+        );
+      }
+      case "patch":
+        return step.patched(op.id) ? runOp(step, op.op) : Promise.resolve(null);
+      case "deprecate":
+        step.deprecatePatch(op.id);
+        return runOp(step, op.op);
     }
   }
 

@@ -71,13 +71,16 @@ export interface WorkloadHooks {
 
 /** Defines the workload's handlers on one process's pool instance. */
 export function defineWorkload(pool: Workpool<unknown>, procLabel: string, hooks: WorkloadHooks) {
-  const act = pool.defineAction(
-    "act",
-    (ctx, args: WorkArgs) =>
-      new Promise<ActionValue>((resolve, reject) =>
-        hooks.actionStarted({ procLabel, workId: ctx.workId, attempt: ctx.attempt, args, signal: ctx.signal, resolve, reject }),
-      ),
-  );
+  // Every action of the workload behaves alike; workflow maps define one per map under its own name.
+  const defineAct = (name: string) =>
+    pool.defineAction(
+      name,
+      (ctx, args: WorkArgs) =>
+        new Promise<ActionValue>((resolve, reject) =>
+          hooks.actionStarted({ procLabel, workId: ctx.workId, attempt: ctx.attempt, args, signal: ctx.signal, resolve, reject }),
+        ),
+    );
+  const act = defineAct("act");
   const mut = pool.defineMutation("mut", async (ctx, args: WorkArgs) => {
     await hooks.store.writeApp(ctx.tx, hooks.pool, ctx.workId);
     if (args.b === "mthrow") throw new Error(`sim mutation failure ${marker(ctx.attempt)}`);
@@ -111,7 +114,7 @@ export function defineWorkload(pool: Workpool<unknown>, procLabel: string, hooks
       ),
     { maxBatchSize: 3, maxWaitMs: hooks.batchWaitMs ?? 0 },
   );
-  return { act, actb, mut, oc };
+  return { act, actb, mut, oc, defineAct };
 }
 
 /** Settles an action attempt as its behaviour says (hang never settles: only its abort ends it). */
