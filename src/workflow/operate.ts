@@ -13,6 +13,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { newWorkId } from "../ids.js";
 import { andThen } from "./engine.js";
 import { UnknownWorkflowError } from "./errors.js";
+import { storedOutcome } from "./outcomes.js";
 import type { BlockedInfo, ForkOptions, RestartOptions } from "./types.js";
 import { checkWorkflowId } from "./validate.js";
 
@@ -59,8 +60,10 @@ export async function restartRun<Tx>(host: OperatorHost<Tx>, id: string, options
     const run = await lockKnown(host, wf, id);
     checkRestartable(host, run);
     const from = checkInt("options.from", o.from, 0, run.steps);
+    const journal = await wf.readSteps(id);
+    checkKept(id, journal.slice(0, from), "restart");
     const now = host.now();
-    const dropped = await wf.readSteps(id, from);
+    const dropped = journal.slice(from);
     // Work still open in the dropped entries (a blocked run's) is canceled; its results would be ignored anyway.
     await stopOpen(host, ops, run.pool, dropped);
     await wf.deleteStepsFrom(id, from);
@@ -106,6 +109,7 @@ export async function forkRun<Tx>(host: OperatorHost<Tx>, id: string, options: u
         `entry ${open.n} (${describeEntry(open)}) of run ${id} has not finished; fork from ${open.n} or earlier, or once it has finished`,
       );
     }
+    checkKept(id, kept, "fork");
     const now = host.now();
     const forkId = givenId ?? newWorkId(now);
     const deadline = deadlineOf(run, now);
@@ -207,6 +211,21 @@ function checkRestartable<Tx>(host: OperatorHost<Tx>, run: RunRow): void {
     throw new InvalidArgumentError(
       host.idField,
       `run ${run.id} ${shownState(run)}; only failed, canceled or blocked runs can be restarted (fork it instead)`,
+    );
+  }
+}
+
+/**
+ * Refuses to keep an entry the run's own cancel or timeout ended: the new run (or the run's
+ * new life) would be given that cancel and act as canceled.
+ */
+function checkKept(id: string, kept: readonly StepRow[], verb: "restart" | "fork"): void {
+  for (const e of kept) {
+    const by = (storedOutcome(e) as { by?: string } | null)?.by;
+    if (by === undefined) continue;
+    throw new InvalidArgumentError(
+      "options.from",
+      `entry ${e.n} (${describeEntry(e)}) of run ${id} was ended by the run's ${by === "timeout" ? "timeout" : "cancel"}; ${verb} from ${e.n} or earlier`,
     );
   }
 }

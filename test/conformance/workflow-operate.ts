@@ -196,6 +196,34 @@ export function defineWorkflowOperateTests<Tx>(harness: StoreHarness<Tx>): void 
       expect(ran).toEqual(["a", "b", "c", "c"]);
     });
 
+    test("restart and fork keep no entry the run's cancel ended: the new life would be given that cancel", async () => {
+      const t = await ctx();
+      const ran: string[] = [];
+      const p = workflowPool(t);
+      const flow = defineFlow(p, ["a", "go", "c"], ran);
+      const id = await p.wf.start(flow, null);
+      await drain(p.pool);
+      expect(await p.wf.cancel(id)).toBe(true);
+      await drain(p.pool);
+      expect(await p.wf.status(id)).toMatchObject({ state: "canceled", steps: 2 });
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      const refused = /options\.from: entry 1 \(event "go"\) of run .* was ended by the run's cancel; (restart|fork) from 1 or earlier/;
+      await expect(p.wf.restart(id, { from: 2 })).rejects.toThrow(refused);
+      await expect(admin.restartWorkflow(id, { from: 2 })).rejects.toThrow(refused);
+      await expect(p.wf.fork(id, { from: 2, workflowId: "fork-2" })).rejects.toThrow(refused);
+      await expect(p.wf.fork(id, { from: 2 })).rejects.toBeInstanceOf(InvalidArgumentError);
+      // Refused, nothing was written: no fork, and the run is as it was.
+      await expect(p.wf.status("fork-2")).rejects.toBeInstanceOf(UnknownWorkflowError);
+      expect(await p.wf.status(id)).toMatchObject({ state: "canceled", steps: 2 });
+      // From the canceled entry on, both go: the wait is made again.
+      const fork = await p.wf.fork(id, { from: 1 });
+      await p.wf.restart(id, { from: 1 });
+      for (const run of [id, fork]) await p.wf.sendEvent(run, "go", null);
+      await drain(p.pool);
+      for (const run of [id, fork]) expect(await p.wf.status(run)).toMatchObject({ state: "success", result: "ac", steps: 3 });
+      expect(ran).toEqual(["a", "c", "c"]);
+    });
+
     test("the admin sends events, and its cancel of a parent run cancels its child runs", async () => {
       const t = await ctx();
       const { pool, wf } = workflowPool(t);
