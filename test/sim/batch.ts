@@ -2,6 +2,7 @@
  * Runs many seeds on one store and, for a failing seed, shrinks it: fewer steps, fewer
  * kinds of fault, while the same invariant still breaks.
  */
+import type { Operated } from "./wf-operator-checks.js";
 import { FAULT_KINDS, type FaultKind } from "./faulty-driver.js";
 import { describeFailure, runSeed, type RunReport } from "./run.js";
 import { createSimStore, type StoreKind } from "./stores.js";
@@ -23,6 +24,8 @@ export interface BatchReport {
   /** Workflow runs made, and those that ended blocked. */
   runs: number;
   blocked: number;
+  /** Restarts, skips and forks seen committed. */
+  operated: Operated;
 }
 
 /** Options of a batch. */
@@ -64,6 +67,7 @@ export async function runBatch(o: BatchOptions): Promise<BatchReport> {
     lateResults: 0,
     runs: 0,
     blocked: 0,
+    operated: { restarts: 0, skips: 0, forks: 0 },
   };
   const t0 = performance.now();
   try {
@@ -81,6 +85,9 @@ export async function runBatch(o: BatchOptions): Promise<BatchReport> {
       out.lateResults += r.lateResults;
       out.runs += r.runs;
       out.blocked += r.blocked;
+      out.operated.restarts += r.operated.restarts;
+      out.operated.skips += r.operated.skips;
+      out.operated.forks += r.operated.forks;
       o.progress?.(i + 1, r);
       if (!r.ok) {
         out.failures.push(r);

@@ -78,7 +78,7 @@ async function main(): Promise<number> {
       }
       console.log(
         [
-          `seed ${seed} (${o.store}): ok, ${r.steps} steps, ${r.works} works, ${r.runs} workflow runs (${r.blocked} blocked), ${r.faults} faults, ${r.crashes} crashes`,
+          `seed ${seed} (${o.store}): ok, ${r.steps} steps, ${r.works} works, ${r.runs} workflow runs (${r.blocked} blocked; ${r.operated.restarts} restarts, ${r.operated.skips} skips, ${r.operated.forks} forks), ${r.faults} faults, ${r.crashes} crashes`,
           ...r.trace.map((l) => `  ${l}`),
         ].join("\n"),
       );
@@ -107,7 +107,7 @@ async function main(): Promise<number> {
   const perSec = r.seeds / (r.ms / 1000);
   console.log(
     `sim: ${r.seeds} seeds (${first}..${first + r.seeds - 1}) on ${o.store} in ${(r.ms / 1000).toFixed(1)} s (${perSec.toFixed(1)} seeds/s): ` +
-      `${r.steps} steps, ${r.works} works, ${r.runs} workflow runs (${r.blocked} blocked), ${r.faults} faults, ${r.crashes} crashes, ${r.lateResults} late results ignored, ${r.failures.length} failing`,
+      `${r.steps} steps, ${r.works} works, ${r.runs} workflow runs (${r.blocked} blocked; ${r.operated.restarts} restarts, ${r.operated.skips} skips, ${r.operated.forks} forks), ${r.faults} faults, ${r.crashes} crashes, ${r.lateResults} late results ignored, ${r.failures.length} failing`,
   );
   const failing = r.failures[0];
   if (!failing) return 0;

@@ -14,9 +14,17 @@ holdServerWhenUsed();
 
 // `rates: false`: the run the seed made before rate limits were generated (with one, the fast path it needs is off).
 // `timing: false`: the run the seed made before holds and retries without backoff were generated.
-// Every seed here was found before workflows were generated: each runs without them.
-// `maps: false` (all of them): the workflows the seed drew before step.map and patches were generated.
-const SEEDS: { seed: number; store: StoreKind; bug: string; rates?: boolean; timing?: boolean; workflows?: "always" }[] = [
+// `workflows: "always"`: a seed found in runs that all have workflows (the others run without them).
+// `extras: true`: a seed found with step.map, patches and the operator's actions (the others run without, as found).
+const SEEDS: {
+  seed: number;
+  store: StoreKind;
+  bug: string;
+  rates?: boolean;
+  timing?: boolean;
+  workflows?: "always";
+  extras?: boolean;
+}[] = [
   {
     seed: 147,
     store: "sqlite",
@@ -79,6 +87,13 @@ const SEEDS: { seed: number; store: StoreKind; bug: string; rates?: boolean; tim
     workflows: "always",
     bug: "a fan-out's canceled step reached Promise.all a turn later than its failed step (a .then on the canceled one); the function caught the failure and its next step got work",
   },
+  {
+    seed: 7241,
+    store: "postgres",
+    workflows: "always",
+    extras: true,
+    bug: "a fork kept entries its source's cancel had ended; its function was given that cancel and started its next steps in a canceling run",
+  },
 ];
 
 for (const kind of new Set(SEEDS.map((s) => s.store))) {
@@ -89,8 +104,8 @@ for (const kind of new Set(SEEDS.map((s) => s.store))) {
     });
     afterAll(() => store.close());
 
-    it.each(SEEDS.filter((s) => s.store === kind))("seed $seed: $bug", async ({ seed, rates, timing, workflows }) => {
-      const r = await runSeed({ seed, store, rates, timing, maps: false, workflows: workflows ?? "never" });
+    it.each(SEEDS.filter((s) => s.store === kind))("seed $seed: $bug", async ({ seed, rates, timing, workflows, extras }) => {
+      const r = await runSeed({ seed, store, rates, timing, extras: extras ?? false, workflows: workflows ?? "never" });
       expect(r.ok ? "ok" : describeFailure(r)).toBe("ok");
     });
   });

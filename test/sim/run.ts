@@ -3,6 +3,7 @@
  * workload and a fault schedule; the scheduler (scheduler.ts) steps them and the checker
  * (invariants.ts) checks every step. The same seed always makes the same run.
  */
+import type { Operated } from "./wf-operator-checks.js";
 import type { FaultKind } from "./faulty-driver.js";
 import { FAULT_KINDS } from "./faulty-driver.js";
 import { Violation, type InvariantName } from "./invariants.js";
@@ -29,8 +30,11 @@ export interface RunOptions {
   rates?: boolean;
   /** False: no holds and no retries without backoff, whatever the seed draws (a seed found before they were generated). */
   timing?: boolean;
-  /** False: workflows without step.map and patches (a seed found before they were generated). */
-  maps?: boolean;
+  /**
+   * False: workflows without step.map, patches and the operator's actions (a seed found
+   * before they were generated). Default: true, but for a variant, its own `extras`.
+   */
+  extras?: boolean;
   /** Which runs have workflows: `some` (the default: a share drawn from the seed), `always` or `never`. */
   workflows?: WorkflowMode;
   /** Whether the application's actions are batch actions (default false). */
@@ -57,6 +61,8 @@ export interface RunReport {
   /** Workflow runs it made, and how many of them ended blocked. */
   runs: number;
   blocked: number;
+  /** Restarts, skips and forks of its runs seen committed. */
+  operated: Operated;
 }
 
 /** Runs one seed to its end (or its first violation). */
@@ -71,7 +77,8 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
     traceLines: options.traceLines,
     rates: options.rates,
     timing: options.timing,
-    maps: options.maps,
+    // A variant runs with the extras only when what it breaks needs them.
+    extras: options.extras ?? (options.variant ? (options.variant.extras ?? false) : true),
     workflows: options.workflows,
     batchActions: options.batchActions,
   });

@@ -30,6 +30,7 @@ import type { SimStore, Snapshot } from "./stores.js";
 import { logLine, Trace } from "./trace.js";
 import type { Variant } from "./variants.js";
 import { isWorkflowRow } from "./wf-invariants.js";
+import type { Operated } from "./wf-operator-checks.js";
 import { WfRun, type WorkflowMode } from "./wf-run.js";
 import type { WorkloadHooks } from "./workload.js";
 import { T0 } from "../helpers/common.js";
@@ -51,8 +52,8 @@ export interface SchedulerOptions {
   rates?: boolean;
   /** False: no holds and no retries without backoff, whatever the seed draws. */
   timing?: boolean;
-  /** False: workflows without step.map and patches. */
-  maps?: boolean;
+  /** False: workflows without step.map, patches and the operator's actions. */
+  extras?: boolean;
   /** Which runs have workflows (default `some`). */
   workflows?: WorkflowMode;
   /** Whether the application's actions are batch actions (default false). */
@@ -132,7 +133,7 @@ export class Scheduler implements OpHost {
     });
     this.slots = shape.slots;
     this.faultRate = shape.faultRate;
-    this.wf = WfRun.draw(this, options.seed, options.workflows ?? "some", options.maps ?? true);
+    this.wf = WfRun.draw(this, options.seed, options.workflows ?? "some", options.extras ?? true);
     // A workflow moves one store call at a time: its runs get a longer random phase, with its faults.
     this.steps = options.steps ?? shape.steps * (this.wf ? 3 : 1);
     this.config = shape.config;
@@ -162,10 +163,21 @@ export class Scheduler implements OpHost {
       await this.endStep();
     }
     await drain(this);
+    // The operator acts on what the drain left (finished and blocked runs); then it drains again.
+    if (this.wf?.operateAfterDrain()) await drain(this);
   }
 
   /** Counts for the report. */
-  figures(): { steps: number; works: number; faults: number; crashes: number; lateResults: number; runs: number; blocked: number } {
+  figures(): {
+    steps: number;
+    works: number;
+    faults: number;
+    crashes: number;
+    lateResults: number;
+    runs: number;
+    blocked: number;
+    operated: Operated;
+  } {
     const runs = this.lastSnapshot?.wf?.runs ?? [];
     return {
       steps: this.stepNo,
@@ -175,6 +187,7 @@ export class Scheduler implements OpHost {
       lateResults: this.lateResults,
       runs: runs.length,
       blocked: runs.filter((r) => r.state === "blocked").length,
+      operated: { ...(this.wf?.operated ?? { restarts: 0, skips: 0, forks: 0 }) },
     };
   }
 

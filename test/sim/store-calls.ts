@@ -125,7 +125,7 @@ export class StoreCalls {
       value = e;
     }
     s.trace.add(
-      `${what} → ${failed ? `error ${String((value as Error)?.message ?? value).slice(0, 80)}` : summary(op.method, value, s.trace)}`,
+      `${what} → ${failed ? `error ${s.trace.shown(String((value as Error)?.message ?? value)).slice(0, 80)}` : summary(op.method, value, s.trace)}`,
     );
     if (!failed && (WAKES.has(op.method) || op.wakes?.())) for (const w of [...this.wakers]) if (!w.proc.dead) w.onWake();
     if (fault === "crashAfter" || fault === "crashInside") return s.kill(op.proc, `after ${op.method}`);

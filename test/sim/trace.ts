@@ -35,6 +35,13 @@ export class Trace {
     return name;
   }
 
+  /** `text` with every run and work id it names shown by its label (ids are random; labels replay alike). */
+  shown(text: string): string {
+    let out = text;
+    for (const [id, name] of [...this.runs, ...this.names]) if (out.includes(id)) out = out.split(id).join(name);
+    return out;
+  }
+
   /** Ids named so far, in order. */
   ids(): string[] {
     return [...this.names.keys()];

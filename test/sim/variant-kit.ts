@@ -16,6 +16,13 @@ export interface Variant {
   postgres?: boolean;
   /** A bug of the workflow layer: proven in runs that all have workflows, on both stores. */
   workflows?: boolean;
+  /**
+   * Proven in runs with step.map, patches and the operator's actions, which what it breaks
+   * needs; the others run as they were first proven, without them (and faster).
+   */
+  extras?: boolean;
+  /** Proven on SQLite alone: what breaks it is rare enough that PostgreSQL's slower seeds would take minutes. */
+  sqliteOnly?: boolean;
   wrap<Tx>(driver: Driver<Tx>): Driver<Tx>;
   /** Breaks the engine itself while the variant runs (what no driver can break); returns the repair. */
   patch?(): () => void;

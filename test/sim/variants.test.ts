@@ -2,8 +2,8 @@
  * The simulator can fail: each deliberately broken driver of variants.ts is caught, by
  * the invariant it breaks, within a bounded number of seeds (from seed 1, so the bound
  * holds the same way every run). Every variant runs on SQLite; those marked `postgres`
- * run on PostgreSQL too, as do the workflow layer's (wf-variants.ts), in runs that all
- * have workflows.
+ * run on PostgreSQL too, as do the workflow layer's (wf-variants.ts; all but those marked
+ * `sqliteOnly`), in runs that all have workflows.
  */
 import { expect, it } from "vitest";
 import { runBatch } from "./batch.js";
@@ -21,7 +21,7 @@ const BOUND = 400;
 
 const cases = [...VARIANTS, ...WF_VARIANTS].flatMap((v) => [
   [v.name, "sqlite" as StoreKind, v] as const,
-  ...((v.postgres || v.workflows) && !SKIP_POSTGRES ? [[v.name, "postgres" as StoreKind, v] as const] : []),
+  ...((v.postgres || v.workflows) && !v.sqliteOnly && !SKIP_POSTGRES ? [[v.name, "postgres" as StoreKind, v] as const] : []),
 ]);
 
 it.each(cases)(

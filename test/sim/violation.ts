@@ -30,7 +30,8 @@ export type InvariantName =
   | "run-final"
   | "map-window"
   | "map-fail-fast"
-  | "patch-marker";
+  | "patch-marker"
+  | "operator-actions";
 
 /** A broken invariant. */
 export class Violation extends Error {

@@ -2,18 +2,27 @@
  * The application's workflow calls in a run with workflows, at random moments: start()
  * (some with a workflowId already used, some with an onComplete that throws before it
  * succeeds), sendEvent() (to runs waiting or not yet, twice, to finished or unknown runs)
- * and cancel(). Like every application call they are not awaited.
+ * and cancel(); and, drawn from a stream of their own, the operator's restart(), skip() and
+ * fork(). Like every application call they are not awaited.
  */
-import type { StartOptions } from "../../src/workflow/index.js";
+import { InvalidArgumentError } from "../../src/errors.js";
+import { UnknownWorkflowError, type StartOptions } from "../../src/workflow/index.js";
 import type { SimProcess } from "./process.js";
+import type { Rng } from "./rng.js";
 import type { Scheduler } from "./scheduler.js";
+import type { OperatorAsk } from "./wf-operator-checks.js";
 import type { WfRun } from "./wf-run.js";
 import { EVENT_NAMES } from "./wf-shapes.js";
 import type { WfOcContext } from "./wf-workload.js";
 
+/** Share of the client's workflow calls that are the operator's, in runs that have them. */
+const OPERATOR_SHARE = 0.3;
+const RESTARTABLE = new Set(["failed", "canceled", "blocked"]);
+
 /** Makes the workflow calls of one run. */
 export class WfClient {
   private sent = 0;
+  private forks = 0;
 
   constructor(
     private readonly s: Scheduler,
@@ -23,6 +32,8 @@ export class WfClient {
   /** One random workflow call from `proc`. */
   step(proc: SimProcess): void {
     const r = this.wf.rng;
+    const ops = this.wf.ops;
+    if (ops && this.wf.runs.length && ops.chance(OPERATOR_SHARE)) return this.operate(proc, ops);
     const known = [...this.wf.known];
     const what = r.weighted({ start: 4, event: known.length ? 5 : 0, cancel: known.length ? 1.5 : 0 });
     const head = `${this.s.head()} ${proc.label}`;
@@ -54,8 +65,10 @@ export class WfClient {
     if (what === "cancel") {
       this.wf.obs.cancelAsked.add(id);
       trace.add(`${head} cancel run ${trace.runLabel(id)}`);
+      // An answer that crossed a restart or skip of the run may be about its earlier life: not held to.
+      const reopens = this.wf.obs.reopens.get(id) ?? 0;
       void this.s.track(proc, api.manager.cancel(id)).then(
-        (did) => did && this.wf.obs.canceledTrue.add(id),
+        (did) => did && (this.wf.obs.reopens.get(id) ?? 0) === reopens && this.wf.obs.canceledTrue.add(id),
         () => undefined,
       );
       return;
@@ -65,5 +78,42 @@ export class WfClient {
     const times = r.chance(0.2) ? 2 : 1;
     trace.add(`${head} sendEvent(${trace.runLabel(id)}, ${name}, e${payload.e})${times > 1 ? " twice" : ""}`);
     for (let i = 0; i < times; i++) void this.s.track(proc, api.manager.sendEvent(id, name, payload)).catch(() => undefined);
+  }
+
+  /**
+   * One operator action on a run the last read showed: a restart from a drawn entry (of a
+   * failed, canceled or blocked top-level run), a skip (of a blocked run) or a fork from a
+   * drawn entry; now and then of a run the action refuses, which must write nothing.
+   */
+  operate(proc: SimProcess, ops: Rng): void {
+    const runs = this.wf.runs;
+    const restartable = runs.filter((r) => r.parentId === null && RESTARTABLE.has(r.state));
+    const blocked = runs.filter((r) => r.state === "blocked");
+    const what = ops.weighted({ restart: restartable.length ? 3 : 0, skip: blocked.length ? 3 : 0, fork: 1 });
+    const fit = what === "restart" ? restartable : what === "skip" ? blocked : runs;
+    const run = ops.pick(ops.chance(0.1) ? runs : fit);
+    const api = proc.wf!;
+    const { trace, config } = this.s;
+    const { obs } = this.wf;
+    const head = `${this.s.head()} ${proc.label} operator`;
+    if (what === "fork") {
+      const from = ops.int(0, run.steps);
+      const forkId = `${config.pool}.fork${++this.forks}`;
+      obs.forks.set(forkId, { source: run.id, from });
+      trace.add(`${head} fork run ${trace.runLabel(run.id)} from ${from} as ${trace.runLabel(forkId)}`);
+      void this.s.track(proc, api.manager.fork(run.id, { from, workflowId: forkId })).catch(() => undefined);
+      return;
+    }
+    const ask: OperatorAsk = what === "restart" ? { kind: "restart", from: ops.int(0, run.steps) } : { kind: "skip" };
+    const asks = obs.asks.get(run.id) ?? [];
+    obs.asks.set(run.id, asks);
+    asks.push(ask);
+    trace.add(`${head} ${what} run ${trace.runLabel(run.id)}${ask.kind === "restart" ? ` from ${ask.from}` : ""}`);
+    const call = ask.kind === "restart" ? api.manager.restart(run.id, { from: ask.from }) : api.manager.skip(run.id);
+    // A refusal writes nothing, so its ask is dropped; any other failure may follow a commit, and the ask stays.
+    void this.s.track(proc, call).catch((err: unknown) => {
+      const refused = err instanceof InvalidArgumentError || err instanceof UnknownWorkflowError;
+      if (refused && asks.includes(ask)) asks.splice(asks.indexOf(ask), 1);
+    });
   }
 }

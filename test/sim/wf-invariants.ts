@@ -3,21 +3,31 @@
  * work rows after every step that ran a store call (see docs/testing.md for why each holds):
  * step-once, mutation-once (a mutation step's app write agrees with its entry),
  * wf-on-complete-once, no-step-beyond-mismatch, events-once (wf-events.ts), cancel-final,
- * run-final, and map-window, map-fail-fast and patch-marker (wf-map-checks.ts).
+ * run-final, map-window, map-fail-fast and patch-marker (wf-map-checks.ts), and
+ * operator-actions (wf-operator-checks.ts).
  */
 import type { WorkRow } from "../../src/driver/driver.js";
 import type { RunResult } from "../../src/types.js";
 import { Violation } from "./violation.js";
+import { STEP_DONE, StepWorkLedger } from "./wf-step-work.js";
 import { MapChecker } from "./wf-map-checks.js";
 import { byRun, checkEvents, outcomeOf } from "./wf-events.js";
+import {
+  checkFork,
+  entriesAfter,
+  factsOf,
+  ocsSince,
+  reopenOf,
+  type EntryFacts,
+  type Operated,
+  type OperatorObservations,
+  type Reopen,
+} from "./wf-operator-checks.js";
 import type { WfEntry, WfRun, WfSnapshot } from "./wf-rows.js";
 import { CLEANUP, fitsShape, type WfShape } from "./wf-shapes.js";
 
-/** The onComplete of a step's work, which journals its outcome. */
-export const STEP_DONE = "workpool:workflow.step-done";
 /** The prefix of the workflow layer's own handlers. */
 export const INTERNAL = "workpool:workflow.";
-const EVENT_TIMEOUT = "workpool:workflow.event-timeout";
 const FINISHED = new Set(["success", "failed", "canceled"]);
 
 /** Whether a work row belongs to a workflow: a step's work, or the layer's own work (advances, timeouts). */
@@ -25,21 +35,12 @@ export function isWorkflowRow(row: Pick<WorkRow, "fnName" | "onComplete">): bool
   return row.fnName.startsWith(INTERNAL) || row.onComplete === STEP_DONE;
 }
 
-/** What the application did to runs: the checker compares it with what the runs did. */
-export interface WfObservations {
+/** What the application and the operator did to runs: the checker compares it with what the runs did. */
+export interface WfObservations extends OperatorObservations {
   /** Runs cancel() was called for. */
   cancelAsked: Set<string>;
   /** Runs cancel() answered true for. */
   canceledTrue: Set<string>;
-}
-
-interface KnownEntry {
-  kind: string;
-  name: string;
-  state: string;
-  outcome: string | null;
-  workId: string | null;
-  childId: string | null;
 }
 
 interface KnownRun {
@@ -49,17 +50,26 @@ interface KnownRun {
   cancel: { reason: string | null } | null;
   /** While blocked: its entries and its steps' work when first seen blocked. */
   blocked: { entries: number; works: number } | null;
-  entries: Map<number, KnownEntry>;
+  entries: Map<number, EntryFacts>;
   /** The run as last read: whether retention may delete it. */
   last: WfRun | null;
+  /** How many times a restart or skip moved the run: its steps' work is counted per life. */
+  lives: number;
+  /** The onComplete kinds committed before its last restart or skip. */
+  ocBefore: string[];
+  /** Whether a skip ever moved its entries (events then need not be taken in order). */
+  skipped: boolean;
+  /** After a skip, the journal's length then: until it grows, no definition need make it. */
+  unshaped: number | null;
 }
 
 /** Checks a pool's workflows step by step. */
 export class WorkflowChecker {
   private readonly runs = new Map<string, KnownRun>();
-  /** The work enqueued for each step (`run n`, or `run n timeout` for an event wait's timeout): one per step, ever. */
-  private readonly stepWork = new Map<string, string>();
+  private readonly stepWork: StepWorkLedger;
   private readonly maps: MapChecker;
+  /** Restarts, skips and forks seen committed. */
+  readonly operated: Operated = { restarts: 0, skips: 0, forks: 0 };
 
   constructor(
     /** The run's workflow shapes, and the changed ones some processes define (or null). */
@@ -69,6 +79,7 @@ export class WorkflowChecker {
     private readonly runLabel: (id: string) => string,
   ) {
     this.maps = new MapChecker(shapes, changed, label, runLabel);
+    this.stepWork = new StepWorkLedger(label, runLabel);
   }
 
   /**
@@ -85,21 +96,26 @@ export class WorkflowChecker {
     retentionMs: number,
   ): void {
     const rowById = new Map(rows.map((r) => [r.id, r]));
-    const works = this.checkStepWork(rows);
+    const works = this.stepWork.check(rows, (id) => this.runs.get(id)?.lives ?? 0);
     const entries = byRun(wf.entries);
     const events = byRun(wf.events);
     const seen = new Set<string>();
     for (const run of wf.runs) {
       seen.add(run.id);
       const own = entries.get(run.id) ?? [];
+      const fresh = !this.runs.has(run.id);
       const k = this.known(run);
+      const fork = fresh ? obs.forks.get(run.id) : undefined;
+      if (fork) this.firstOfFork(run, own, k, fork, entries.get(fork.source));
+      const reopen = k.last ? reopenOf(run, own, k.last, k.entries, obs.asks.get(run.id), this.runLabel(run.id)) : null;
+      if (reopen) this.reopen(run.id, k, reopen, ocs.get(run.id) ?? [], obs);
       this.checkRunResult(run, k, obs);
       this.checkEntries(run, own, k, rowById, apps);
       this.checkBlocked(run, own, k, works.get(run.id) ?? 0);
-      this.checkJournal(run, own);
+      this.checkJournal(run, own, k);
       this.maps.check(run, own, rowById);
-      this.checkOnComplete(run, ocs.get(run.id) ?? []);
-      checkEvents(run.id, own, events.get(run.id) ?? [], this.runLabel);
+      this.checkOnComplete(run, ocsSince(ocs.get(run.id) ?? [], k.ocBefore));
+      checkEvents(run.id, own, events.get(run.id) ?? [], this.runLabel, !k.skipped);
       k.last = run;
     }
     for (const [id, k] of this.runs) {
@@ -121,43 +137,59 @@ export class WorkflowChecker {
     return null;
   }
 
-  /** At most one work per step, ever; returns how many steps of each run have work. */
-  private checkStepWork(rows: readonly WorkRow[]): Map<string, number> {
-    for (const r of rows) {
-      let key: string | null = null;
-      if (r.onComplete === STEP_DONE && r.context !== null) {
-        const c = JSON.parse(r.context) as { r: string; n: number };
-        key = `${c.r} ${c.n}`;
-      } else if (r.fnName === EVENT_TIMEOUT) {
-        const a = JSON.parse(r.args) as { r: string; n: number };
-        key = `${a.r} ${a.n} timeout`;
-      }
-      if (key === null) continue;
-      const before = this.stepWork.get(key);
-      if (before !== undefined && before !== r.id) {
-        const [run, n] = key.split(" ");
-        throw new Violation(
-          "step-once",
-          `run ${this.runLabel(run!)}: step ${n} got a second work ${this.label(r.id)}${key.endsWith("timeout") ? " (timeout)" : ""}, after ${this.label(before)}`,
-        );
-      }
-      this.stepWork.set(key, r.id);
-    }
-    const perRun = new Map<string, number>();
-    for (const key of this.stepWork.keys()) {
-      const run = key.slice(0, key.indexOf(" "));
-      perRun.set(run, (perRun.get(run) ?? 0) + 1);
-    }
-    return perRun;
-  }
-
   private known(run: WfRun): KnownRun {
     let k = this.runs.get(run.id);
     if (!k) {
-      k = { state: run.state, result: null, cancel: null, blocked: null, entries: new Map(), last: null };
+      k = {
+        state: run.state,
+        result: null,
+        cancel: null,
+        blocked: null,
+        entries: new Map(),
+        last: null,
+        lives: 0,
+        ocBefore: [],
+        skipped: false,
+        unshaped: null,
+      };
       this.runs.set(run.id, k);
     }
     return k;
+  }
+
+  /** A fork when first read: its journal is the source's (operator-actions); a skipped source's need fit no definition. */
+  private firstOfFork(
+    run: WfRun,
+    own: readonly WfEntry[],
+    k: KnownRun,
+    fork: { source: string; from: number },
+    source: readonly WfEntry[] | undefined,
+  ): void {
+    checkFork(fork, own, source, this.runLabel(run.id));
+    this.maps.rebase(run.id, own.length);
+    this.operated.forks++;
+    if (this.runs.get(fork.source)?.skipped) {
+      k.skipped = true;
+      k.unshaped = own.length;
+    }
+  }
+
+  /** A restart or skip seen committed: the run begins a new life, its entries as the action left them. */
+  private reopen(id: string, k: KnownRun, how: Reopen, ocs: readonly string[], obs: WfObservations): void {
+    k.result = null;
+    k.cancel = null;
+    k.blocked = null;
+    k.lives++;
+    this.operated[how.kind === "restart" ? "restarts" : "skips"]++;
+    k.ocBefore = [...ocs];
+    obs.reopens.set(id, k.lives);
+    obs.canceledTrue.delete(id);
+    this.maps.rebase(id, how.kind === "restart" ? how.from : k.entries.size - 1);
+    k.entries = entriesAfter(k.entries, how);
+    if (how.kind === "skip") {
+      k.skipped = true;
+      k.unshaped = k.entries.size;
+    }
   }
 
   /** run-final, and cancel-final's part about the result. */
@@ -212,7 +244,7 @@ export class WorkflowChecker {
         )
           throw new Violation("cancel-final", `${name} was canceled, yet step ${e.n} (${e.kind} ${e.name}) was started`);
       }
-      k.entries.set(e.n, { kind: e.kind, name: e.name, state: e.state, outcome: e.outcome, workId: e.workId, childId: e.childId });
+      k.entries.set(e.n, factsOf(e));
       if (e.workId !== null) this.checkWork(name, e, outcome, rows.get(e.workId), apps.get(e.workId) ?? 0);
     }
     const ns = new Set(own.map((e) => e.n));
@@ -273,8 +305,13 @@ export class WorkflowChecker {
   /**
    * A journal is one its workflow's function makes as the process that last advanced it
    * defines it: a patch the other code lacks is skipped where that code journaled another entry.
+   * A skip leaves a journal no code made; once the run journals past it, a replay matched it.
    */
-  private checkJournal(run: WfRun, own: readonly WfEntry[]): void {
+  private checkJournal(run: WfRun, own: readonly WfEntry[], k: KnownRun): void {
+    if (k.unshaped !== null) {
+      if (own.length <= k.unshaped) return;
+      k.unshaped = null;
+    }
     const calls = own.map((e) => ({ kind: e.kind, name: e.name }));
     const fits = (shapes: readonly WfShape[] | null): boolean => {
       const shape = shapes?.find((s) => s.name === run.name);

@@ -21,6 +21,8 @@ export class MapChecker {
   private readonly patchIds = new Map<string, Set<string>>();
   /** Per run and map, how many items it had journaled when a fail-fast was first seen. */
   private readonly endedAt = new Map<string, number>();
+  /** Per run, where its journal was last cut (see rebase). */
+  private readonly base = new Map<string, number>();
 
   constructor(
     shapes: readonly WfShape[],
@@ -36,6 +38,17 @@ export class MapChecker {
       }
       this.patchIds.set(shape.name, ids);
     }
+  }
+
+  /**
+   * A restart, skip or fork left the run's journal cut at `base`, maybe inside a map's
+   * round: its function replays the entries before it and may journal a map's items anew.
+   * What was seen of its maps is forgotten, and an item ended before `base` counts as a
+   * failure for the items the map ends after it (a replay meets it as one).
+   */
+  rebase(runId: string, base: number): void {
+    for (const key of this.endedAt.keys()) if (key.startsWith(`${runId} `)) this.endedAt.delete(key);
+    this.base.set(runId, base);
   }
 
   /** Checks one run's journal (`own`, in order) with the work rows of the same step. */
@@ -73,20 +86,23 @@ export class MapChecker {
    */
   private checkFailFast(run: WfRun, op: MapOp, entries: readonly WfEntry[], rows: Map<string, WorkRow>): void {
     const name = `run ${this.runLabel(run.id)} map ${op.id}`;
-    const byCode = entries.filter((e) => {
+    const base = this.base.get(run.id) ?? 0;
+    const ended = entries.filter((e) => {
       const o = outcomeOf(e) as { kind: string; byCode?: boolean } | null;
       return o?.kind === "canceled" && o.byCode === true;
     });
+    if (ended.length && op.onFailure !== "fail-fast")
+      throw new Violation("map-fail-fast", `${name} (${op.onFailure}) ended item step ${ended[0]!.n} itself`);
+    const byCode = ended.filter((e) => e.n >= base);
     const key = `${run.id} ${op.id}`;
     const before = this.endedAt.get(key);
     if (before !== undefined && entries.length > before)
       throw new Violation("map-fail-fast", `${name} failed fast with ${before} items journaled, yet now has ${entries.length}`);
     if (!byCode.length) return;
-    if (op.onFailure !== "fail-fast")
-      throw new Violation("map-fail-fast", `${name} (${op.onFailure}) ended item step ${byCode[0]!.n} itself`);
     const failed = entries.some((e) => {
       const o = outcomeOf(e);
-      return o !== null && (o.kind === "failed" || (o.kind === "canceled" && !byCode.includes(e) && o.by === undefined));
+      if (o === null) return false;
+      return o.kind === "failed" || (o.kind === "canceled" && (e.n < base || (!byCode.includes(e) && o.by === undefined)));
     });
     if (!failed) throw new Violation("map-fail-fast", `${name} ended item step ${byCode[0]!.n}, but no item failed`);
     const open = entries.find((e) => e.outcome === null);

@@ -2,16 +2,18 @@
  * The workflows of one simulated run: whether it has any (a share of runs, drawn from a
  * stream of their own so a run without them is the run its seed made before they
  * existed), their shapes, the changed shapes some replacement processes define, the
- * application's workflow calls and the workflow checker.
+ * application's and the operator's workflow calls and the workflow checker.
  */
 import type { Workpool } from "../../src/index.js";
 import type { defineWorkload } from "./workload.js";
 import { Rng } from "./rng.js";
 import type { Scheduler } from "./scheduler.js";
 import type { Snapshot } from "./stores.js";
+import type { WfRun as RunRow } from "./wf-rows.js";
 import { WfClient } from "./wf-client.js";
 import { checkWfEnd } from "./wf-events.js";
 import { WorkflowChecker, type WfObservations } from "./wf-invariants.js";
+import type { Operated } from "./wf-operator-checks.js";
 import { changeShapes, describeShape, drawShapes, type WfShape } from "./wf-shapes.js";
 import { defineWorkflows, type SimWorkflows } from "./wf-workload.js";
 
@@ -26,7 +28,15 @@ export class WfRun {
   readonly shapes: WfShape[];
   /** The shapes with one changed, defined by some processes spawned after a crash; null in most runs. */
   readonly changed: WfShape[] | null;
-  readonly obs: WfObservations = { cancelAsked: new Set(), canceledTrue: new Set() };
+  readonly obs: WfObservations = {
+    cancelAsked: new Set(),
+    canceledTrue: new Set(),
+    asks: new Map(),
+    forks: new Map(),
+    reopens: new Map(),
+  };
+  /** The runs as last read, for the operator to pick from. */
+  runs: readonly RunRow[] = [];
   /** Run ids the application may name: those start() resolved with and those the store has. */
   readonly known = new Set<string>();
   readonly client: WfClient;
@@ -39,6 +49,8 @@ export class WfRun {
     private readonly s: Scheduler,
     readonly rng: Rng,
     extra: Rng | null,
+    /** The operator's stream: its actions are drawn from it (null: the operator takes none). */
+    readonly ops: Rng | null,
   ) {
     this.shapes = drawShapes(rng, extra);
     this.changed = rng.chance(0.5) ? changeShapes(this.shapes, rng, extra) : null;
@@ -52,16 +64,17 @@ export class WfRun {
   }
 
   /**
-   * The workflows of the run `s` builds from `seed`, or null when it has none; with `maps`,
-   * their maps and patches come from a stream of their own, so without them the shapes
-   * are the ones the seed drew before maps and patches existed.
+   * The workflows of the run `s` builds from `seed`, or null when it has none; with
+   * `extras`, their maps and patches, and the operator's actions, come from streams of their
+   * own, so without them the run is the one the seed made before those existed.
    */
-  static draw(s: Scheduler, seed: number, mode: WorkflowMode, maps: boolean): WfRun | null {
+  static draw(s: Scheduler, seed: number, mode: WorkflowMode, extras: boolean): WfRun | null {
     const rng = new Rng((seed ^ 0x0f1e2d3c) >>> 0);
     // Drawn in every mode, so `always` runs a seed's workflows as `some` would.
     const drawn = rng.chance(SHARE);
-    const extra = maps ? new Rng((seed ^ 0x5a6b7c8d) >>> 0) : null;
-    return mode === "always" || (mode === "some" && drawn) ? new WfRun(s, rng, extra) : null;
+    const extra = extras ? new Rng((seed ^ 0x5a6b7c8d) >>> 0) : null;
+    const ops = extras ? new Rng((seed ^ 0x1b2c3d4e) >>> 0) : null;
+    return mode === "always" || (mode === "some" && drawn) ? new WfRun(s, rng, extra, ops) : null;
   }
 
   /** The trace lines that describe the run's workflows. */
@@ -74,21 +87,39 @@ export class WfRun {
 
   /**
    * How a new process defines the workflows: a process spawned after a crash in a run with
-   * changed shapes defines those half the time (its label says so).
+   * changed shapes defines those seven times in ten (its label says so).
    */
   definer(afterCrash: boolean): {
     changed: boolean;
     define: (pool: Workpool<unknown>, work: ReturnType<typeof defineWorkload>) => SimWorkflows;
   } {
-    const changed = this.changed !== null && afterCrash && this.rng.chance(0.7);
+    // With the operator's actions, also some first processes (from its stream): more blocked runs for it to skip.
+    const changed = this.changed !== null && ((afterCrash && this.rng.chance(0.7)) || (this.ops?.chance(0.3) ?? false));
     const shapes = changed ? this.changed! : this.shapes;
     const hooks = { store: this.s.store, pool: this.s.config.pool, activity: () => this.s.activity++, ocTries: this.ocTries };
     return { changed, define: (pool, work) => defineWorkflows(pool, work, shapes, hooks) };
   }
 
+  /**
+   * After the drain, in runs with the operator's actions: one to four of them, from live
+   * processes, on the runs the drain left. Returns whether it took any.
+   */
+  operateAfterDrain(): boolean {
+    const ops = this.ops;
+    if (!ops || !this.runs.length) return false;
+    for (let n = ops.int(1, 4); n > 0; n--) this.client.operate(ops.pick(this.s.live()), ops);
+    return true;
+  }
+
+  /** Restarts, skips and forks seen committed. */
+  get operated(): Operated {
+    return this.checker.operated;
+  }
+
   /** Checks the workflows read with a step's snapshot. */
   check(snapshot: Snapshot): void {
     const wf = snapshot.wf!;
+    this.runs = wf.runs;
     const steps = new Map<string, number>();
     for (const e of wf.entries) steps.set(e.runId, (steps.get(e.runId) ?? 0) + 1);
     for (const r of wf.runs) {

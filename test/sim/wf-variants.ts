@@ -195,6 +195,7 @@ export const WF_VARIANTS: readonly Variant[] = [
     // An item's outcome also comes back in another round than its window made it, so a replay may not match.
     caughtBy: ["map-window"],
     workflows: true,
+    extras: true,
     wrap: (d) => d,
     patch: () => {
       const map = Object.getOwnPropertyDescriptor(Step.prototype, "map")!;
@@ -207,5 +208,45 @@ export const WF_VARIANTS: readonly Variant[] = [
       });
       return () => Object.defineProperty(Step.prototype, "map", map);
     },
+  },
+  {
+    name: "restart-keeps-entries",
+    bug: "a restart keeps the entry it restarts from: the function runs past a call it should make again",
+    caughtBy: ["operator-actions"],
+    workflows: true,
+    extras: true,
+    wrap: (d) => overrideWf(d, (real) => ({ deleteStepsFrom: (runId, from) => real.deleteStepsFrom(runId, from + 1) })),
+  },
+  {
+    name: "skip-leaves-gap",
+    bug: "a skip deletes the entry it skips but moves no later entry down: the journal has a hole",
+    // Nor is the event the entry took given back: where the skip looks like a restart, events-once sees that.
+    caughtBy: ["operator-actions", "events-once"],
+    workflows: true,
+    extras: true,
+    // Runs blocked for a skip are few: a seed in fifty or so has one.
+    sqliteOnly: true,
+    wrap: (d) =>
+      overrideWf(d, (_real, tx) => ({
+        dropStep: (runId, n) =>
+          then(
+            raw(
+              d,
+              tx,
+              "DELETE FROM workpool_workflow_steps WHERE run_id = ? AND n = ?",
+              "DELETE FROM workflow_steps WHERE run_id = $1 AND n = $2",
+              [runId, n],
+            ),
+            () => undefined,
+          ),
+      })),
+  },
+  {
+    name: "fork-copies-one-more",
+    bug: "a fork copies the source's entry at `from` too: the fork never makes that call",
+    caughtBy: ["operator-actions"],
+    workflows: true,
+    extras: true,
+    wrap: (d) => overrideWf(d, (real) => ({ forkRun: (f) => real.forkRun({ ...f, from: f.from + 1 }) })),
   },
 ];
