@@ -44,7 +44,7 @@ export interface WorkflowSummary {
   cancelRequested: boolean;
   /** Journal entries. */
   steps: number;
-  /** Bytes of args and outcomes in the journal. */
+  /** The journal's size: its entries' args and the outcomes given to the function, as JSON text. */
   journalBytes: number;
   parentId: string | null;
   createdAt: number;

@@ -144,7 +144,8 @@ async function advanceFrom<Tx>(
   const now = engine.rt.options.clock.now();
   const done = exec;
   const result = await engine.driver.transaction(async (ops) => {
-    const committed = await commitAdvance(engine, ops, run, done, journalLength, delivered, now);
+    const deliveredBytes = delivered.length ? fresh.reduce((sum, e) => sum + (e.outcome?.length ?? 0), 0) : 0;
+    const committed = await commitAdvance(engine, ops, run, done, journalLength, delivered, deliveredBytes, now);
     if (committed && span) await storeAdvanceTrace(engine, ops, run, span);
     const steps = committed ? deliveredSteps(engine, fresh, delivered) : [];
     if (steps.length) engine.events.later(ops, () => reportDelivered(engine, run, steps));
@@ -156,7 +157,8 @@ async function advanceFrom<Tx>(
 
 /**
  * Writes what the function did since the run's last write (its calls from position
- * `journalLength` on, the outcomes it was given in `delivered`), in `ops`' transaction,
+ * `journalLength` on, the outcomes it was given in `delivered`, of `deliveredBytes` in all),
+ * in `ops`' transaction,
  * fenced by the run's generation. False when another writer moved the run first.
  */
 export function commitAdvance<Tx>(
@@ -166,6 +168,7 @@ export function commitAdvance<Tx>(
   exec: Execution,
   journalLength: number,
   delivered: number[],
+  deliveredBytes: number,
   now: number,
 ): Promise<boolean> {
   // A canceling run whose code no longer matches its journal cannot unwind: it ends as its cancel asked.
@@ -175,9 +178,9 @@ export function commitAdvance<Tx>(
   const calls = exec.calls.slice(journalLength);
   // Steps the code ended: at the run's end every open step ends anyway.
   const ended = exec.takeEnded();
-  if (exec.ending) return commitEnd(engine, ops, run, runResult(engine, run, exec.ending), { delivered, calls }, now);
+  if (exec.ending) return commitEnd(engine, ops, run, runResult(engine, run, exec.ending), { delivered, deliveredBytes, calls }, now);
   if (!calls.length && !delivered.length && !ended.size) return Promise.resolve(true);
-  return commitSteps(engine, ops, run, { delivered, calls, ended }, now);
+  return commitSteps(engine, ops, run, { delivered, deliveredBytes, calls, ended }, now);
 }
 
 /** After a commit: the execution is kept at the run's next generation while it goes on here and does not wait long. */

@@ -19,6 +19,8 @@ import type { WorkflowResult } from "./types.js";
 /** The rounds of one advance: outcomes given to the function, and the new calls it made. */
 export interface AdvanceWrites {
   delivered: number[];
+  /** The size of the outcomes given in `delivered` (the journal's size counts each once, when given). */
+  deliveredBytes?: number;
   calls: StepCall[];
   /** Calls the function's own code ended (Execution.endCalls), new or journaled, by position. */
   ended?: ReadonlyMap<number, StepOutcome>;
@@ -45,7 +47,12 @@ async function writeSteps<Tx>(engine: Engine<Tx>, ops: TxOps<Tx>, run: RunRow, w
   const generation = run.generation + 1;
   const ended = writes.ended ?? new Map<number, StepOutcome>();
   const entries: StepRow[] = writes.calls.map((c) => newEntry(run.id, c, generation, now, c.endedAtCall ?? ended.get(c.n)));
-  const bytes = entries.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.outcome?.length ?? 0), 0);
+  const firstNew = writes.calls[0]?.n ?? Infinity;
+  const endedHere = [...ended].filter(([n]) => n < firstNew);
+  const bytes =
+    entries.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.outcome?.length ?? 0), 0) +
+    (writes.deliveredBytes ?? 0) +
+    endedHere.reduce((sum, [, o]) => sum + JSON.stringify(o).length, 0);
   if (run.steps + entries.length > engine.maxSteps || run.journalBytes + bytes > engine.maxJournalBytes) {
     const error =
       run.steps + entries.length > engine.maxSteps
@@ -56,15 +63,7 @@ async function writeSteps<Tx>(engine: Engine<Tx>, ops: TxOps<Tx>, run: RunRow, w
   if (!(await wf.advanceRun(run.id, run.generation, { addSteps: entries.length, addBytes: bytes, now }))) return false;
   if (engine.tracing.enabled || engine.events.wants("workflowStep")) for (const c of writes.calls) noteCallStart(c, now);
   await wf.markDelivered(run.id, writes.delivered, generation);
-  const firstNew = writes.calls[0]?.n ?? Infinity;
-  await endJournaled(
-    engine,
-    ops,
-    run.id,
-    [...ended].filter(([n]) => n < firstNew),
-    generation,
-    now,
-  );
+  await endJournaled(engine, ops, run.id, endedHere, generation, now);
   let again = false;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!;
@@ -165,7 +164,7 @@ export async function commitEnd<Tx>(
     if (c.request.kind !== "value" && c.request.kind !== "patch") break;
     values.push(newEntry(run.id, c, generation, now));
   }
-  const bytes = values.reduce((sum, e) => sum + (e.outcome?.length ?? 0), 0);
+  const bytes = values.reduce((sum, e) => sum + (e.outcome?.length ?? 0), 0) + (writes.deliveredBytes ?? 0);
   if (!(await finishRun(engine, ops, run, result, now, run.generation, { addSteps: values.length, addBytes: bytes }))) return false;
   const wf = opsOn(engine, ops.tx);
   await wf.markDelivered(run.id, writes.delivered, generation);

@@ -35,7 +35,8 @@ export async function continueHere<Tx>(
     exec.deliver(n, outcome);
     await Execution.settle();
     const now = engine.rt.options.clock.now();
-    const committed = await commitAdvance(engine, ops, run, exec, journalLength, [n], now);
+    // The journal holds the outcome as the step's end wrote it: its JSON text.
+    const committed = await commitAdvance(engine, ops, run, exec, journalLength, [n], JSON.stringify(outcome).length, now);
     if (committed && span) await storeAdvanceTrace(engine, ops, run, span);
     keepOrDrop(engine, run, exec, committed);
     const step = committed && call ? deliveredCall(call, outcome, now) : null;

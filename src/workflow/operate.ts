@@ -266,7 +266,7 @@ function shownState(run: RunRow): string {
   return words[run.state];
 }
 
-/** Bytes of args and outcomes of `entries`, as the journal's size counts them. */
+/** Bytes of `entries` as the journal's size counts them: their args, and the outcomes given to the function. */
 function bytesOf(entries: readonly StepRow[]): number {
-  return entries.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.outcome?.length ?? 0), 0);
+  return entries.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.delivered === null ? 0 : (e.outcome?.length ?? 0)), 0);
 }

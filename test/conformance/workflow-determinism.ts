@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { InvalidArgumentError } from "../../src/index.js";
+import { workpoolAdmin } from "../../src/admin/index.js";
 import { StepFailedError, WorkflowManager, type WorkflowOnCompleteArgs, type WorkflowStep } from "../../src/workflow/index.js";
 import type { StoreHarness } from "./harness.js";
 import { deferred, useTestContext } from "./context.js";
@@ -184,6 +185,33 @@ export function defineWorkflowDeterminismTests<Tx>(harness: StoreHarness<Tx>): v
       await drain(pool);
       expect((await wf.status(a)).result).toMatch(/returnValue.*(1 MiB|bytes)/);
       expect(await wf.status(b)).toMatchObject({ state: "failed", error: "the workflow's journal would pass its limit of 3 steps" });
+    });
+
+    test("a journal's size counts its args and the outcomes its function was given; over maxJournalBytes the run fails", async () => {
+      const t = await ctx();
+      const pool = t.pool({ maxParallelism: 20 });
+      const wf = new WorkflowManager(pool, { maxJournalBytes: 1024 });
+      const text = pool.defineAction("text", (_c, n: number) => "x".repeat(n));
+      const admin = workpoolAdmin(t.h.store, { clock: t.clock });
+      const flow = wf.define("flow", async (step, sizes: number[]) => {
+        for (const n of sizes) await step.runAction(text, n);
+        return "done";
+      });
+      const small = await wf.start(flow, [100, 200]);
+      await drain(pool);
+      expect(await wf.status(small)).toMatchObject({ state: "success" });
+      // The args ("100", "200") and the two results of 100 and 200 characters, each with its outcome's few bytes of JSON.
+      const { journalBytes } = (await admin.workflowRun(small))!.run;
+      expect(journalBytes).toBeGreaterThan(306);
+      expect(journalBytes).toBeLessThan(306 + 2 * 60);
+      // Each call's args are a few bytes: only the results given to the function pass 1,024.
+      const big = await wf.start(flow, [600, 600, 10]);
+      await drain(pool);
+      expect(await wf.status(big)).toMatchObject({
+        state: "failed",
+        error: "the workflow's journal would pass its limit of 1024 bytes",
+        steps: 2,
+      });
     });
 
     test("every call refuses bad input with an error naming the field, and writes nothing", async () => {
