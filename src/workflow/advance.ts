@@ -22,6 +22,7 @@ import {
 } from "./run-observe.js";
 import { commitBlocked, commitEnd, commitSteps } from "./commit.js";
 import { timeoutMessage } from "./finish.js";
+import { isVersionLive } from "./versions.js";
 import type { Definition, Engine } from "./engine.js";
 import { entryInfo, Execution, type StepOutcome } from "./execution.js";
 import { storedOutcome } from "./outcomes.js";
@@ -35,9 +36,11 @@ export interface AdvanceReport {
    * "replayed" when the function ran again from the start, "resumed" when it continued in
    * memory, "idle" for nothing to do, "fenced" when another writer moved the run first
    * (nothing written), "parked" when the run is pinned to a version this process does not
-   * define (its function did not run; a process with the version picks it up).
+   * define (its function did not run; a process with the version picks it up), "ended"
+   * when such a run was being canceled and no live process defines its version: it ended
+   * as its cancel asked, its function not run.
    */
-  mode: "replayed" | "resumed" | "idle" | "fenced" | "parked";
+  mode: "replayed" | "resumed" | "idle" | "fenced" | "parked" | "ended";
   /** The journal entries replayed. */
   replayedSteps: number;
 }
@@ -71,6 +74,13 @@ async function advanceNow<Tx>(engine: Engine<Tx>, runId: string): Promise<Advanc
   const def = engine.definitions.get(run.name);
   if (run.pinned && def?.version !== run.version) {
     engine.executions.drop(runId);
+    // A cancel no live process can unwind in the run's own code ends the run now, as for a blocked run.
+    if (run.state === "canceling" && !(await isVersionLive(engine, run))) {
+      const now = engine.rt.options.clock.now();
+      const result = runResult(engine, run, { ok: true, value: null });
+      const ended = await engine.driver.transaction((ops) => commitEnd(engine, ops, run, result, { delivered: [], calls: [] }, now));
+      return { mode: ended ? "ended" : "fenced", replayedSteps: 0 };
+    }
     const parked = await wf.parkRun(run.id, run.generation, engine.rt.options.clock.now());
     if (parked)
       engine.rt.logger.debug(

@@ -10,6 +10,7 @@
 import { describeValue } from "../checks.js";
 import type { Driver } from "../driver/driver.js";
 import type { VersionGroup } from "../driver/workflow-version-ops.js";
+import type { RunRow } from "../driver/workflow-ops.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { InstanceDuty } from "../internal/instance-duties.js";
 import { enqueueAdvance, opsOn, type Engine } from "./engine.js";
@@ -92,6 +93,12 @@ export class VersionDuty<Tx> implements InstanceDuty {
       if (ids.length < PICKUP_PAGE) return;
     }
   }
+}
+
+/** Whether a live process of the run's pool defines the run's workflow at the run's version. */
+export async function isVersionLive<Tx>(engine: Engine<Tx>, run: RunRow): Promise<boolean> {
+  const live = await engine.driver.workflows().liveVersions(run.pool, engine.rt.options.clock.now());
+  return live.some((g) => g.name === run.name && g.version === run.version && g.count > 0);
 }
 
 /** What admin.workflowVersions() returns: every (pool, workflow, version) a live process defines or an unfinished run has. */

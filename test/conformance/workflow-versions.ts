@@ -122,6 +122,28 @@ export function defineWorkflowVersionTests<Tx>(harness: StoreHarness<Tx>): void 
       expect(ran).toEqual(["v1:fn", "v1:a", "v1:fn"]);
     });
 
+    test("a cancel of a pinned run whose version no live process defines ends it as the cancel asked, its function not run", async () => {
+      const t = await ctx();
+      const ran: string[] = [];
+      const v1 = deploy(t, "v1", true, ran);
+      const id = await v1.wf.start(v1.flow, null, { onComplete: v1.pool.defineMutation("done", () => void ran.push("done")) });
+      await drain(v1.pool);
+      // The v1 process is gone: its heartbeat rows expire.
+      t.clock.advance(120_000);
+      const v2 = deploy(t, "v2", true, ran);
+      v2.pool.defineMutation("done", () => void ran.push("v2:done"));
+      expect(await v2.wf.cancel(id)).toBe(true);
+      await drain(v2.pool);
+      expect(await v2.wf.status(id)).toMatchObject({ state: "canceled", cancelRequested: false });
+      expect((await v2.wf.steps(id)).map((s) => s.state)).toEqual(["success", "canceled"]);
+      // The run's onComplete ran (in the v2 process, which defines it); its function did not.
+      expect(ran).toEqual(["v1:fn", "v1:a", "v2:done"]);
+      // A v1 process that comes back later has nothing left to do.
+      const v1again = deploy(t, "v1", true, ran);
+      await drain(v1again.pool);
+      expect(ran).toEqual(["v1:fn", "v1:a", "v2:done"]);
+    });
+
     test("an unpinned run of another version is driven by the code that is live", async () => {
       const t = await ctx();
       const ran: string[] = [];
