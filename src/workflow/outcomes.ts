@@ -49,6 +49,7 @@ export function toStatus(run: RunRow): WorkflowStatus {
     cancelRequested: run.state === "canceling",
     steps: run.steps,
     parentId: run.parentId,
+    version: run.version,
     createdAt: run.createdAt,
     finishedAt: run.finishedAt,
   };

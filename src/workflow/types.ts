@@ -206,6 +206,8 @@ export interface WorkflowStatus<R = JsonValue> {
   /** Journal entries so far. */
   steps: number;
   parentId: string | null;
+  /** The version of the workflow's code that started the run (define's `version`), or null. */
+  version: string | null;
   createdAt: number;
   finishedAt: number | null;
 }

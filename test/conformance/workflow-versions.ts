@@ -69,7 +69,8 @@ export function defineWorkflowVersionTests<Tx>(harness: StoreHarness<Tx>): void 
       // A process with v1 comes up: its maintenance tick picks the parked run up, and it finishes with v1's code.
       const v1again = deploy(t, "v1", true, ran);
       await drain(v1again.pool);
-      expect(await v1again.wf.status(id)).toMatchObject({ state: "success", result: "v1" });
+      expect(await v1again.wf.status(id)).toMatchObject({ state: "success", result: "v1", version: "v1" });
+      expect(await v2.wf.status(own)).toMatchObject({ version: "v2" });
       expect(ran.filter((r) => r.startsWith("v1:"))).toEqual(["v1:fn", "v1:a", "v1:fn"]);
     });
 

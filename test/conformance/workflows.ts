@@ -30,7 +30,7 @@ export function defineWorkflowTests<Tx>(harness: StoreHarness<Tx>): void {
       const id = await wf.start(flow, { n: 3 });
       expect(await wf.status(id)).toMatchObject({ workflowId: id, name: "flow", state: "running", steps: 0 });
       await drain(pool);
-      expect(await wf.status(id)).toMatchObject({ state: "success", result: { a: 6, b: 12, c: 7, at: T0, id }, steps: 4 });
+      expect(await wf.status(id)).toMatchObject({ state: "success", result: { a: 6, b: 12, c: 7, at: T0, id }, steps: 4, version: null });
       const steps = await wf.steps(id);
       expect(steps.map((s) => [s.n, s.kind, s.name, s.state, s.result])).toEqual([
         [0, "action", "double", "success", 6],
