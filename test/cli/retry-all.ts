@@ -4,7 +4,9 @@
  * nothing, --yes retries each matching work once, bad flags are usage errors (2).
  */
 import { describe, expect, test } from "vitest";
-import { runCli } from "./run.js";
+import { Workpool } from "../../src/index.js";
+import { quietLogger } from "../helpers/common.js";
+import { runCli, startCli } from "./run.js";
 import { expectExit, populate, useStores, type CliStore, type CliTarget } from "./target.js";
 
 /** The work's `retriedAs`, as `show --json` gives it. */
@@ -60,6 +62,22 @@ export function defineCliRetryAllTests(target: CliTarget): void {
       };
       expect(canceled).toMatchObject({ pool: "mail", dryRun: false, count: 1, retried: [{ id: ids.pending }] });
       expect(JSON.parse((await runCli([...s.args, "pools", "--json"])).stdout)).toMatchObject([{ counts: { pending: 2, retrying: 1 } }]);
+    });
+
+    test("a reader that stops early (`| head`) ends the command quietly, with exit code 0", async () => {
+      const s = await fresh();
+      const pool = new Workpool(s.store, { name: "bulk", logger: quietLogger });
+      const send = pool.defineAction("send", () => null);
+      await pool.enqueueActionBatch(
+        send,
+        Array.from({ length: 4000 }, () => null),
+      );
+      await pool.cancelAll();
+      // 4,000 pairs of ids are far more than a pipe holds: the command is still writing when its reader goes.
+      const cli = startCli([...s.args, "retry-all", "bulk", "--state", "canceled", "--yes", "--json"]);
+      cli.proc.stdout!.once("data", () => cli.proc.stdout!.destroy());
+      expect(await cli.exited).toBe(0);
+      expect(cli.stderr()).toBe("");
     });
 
     test("bad flags are usage errors (2) and change nothing; an unknown pool is not found (3)", async () => {
