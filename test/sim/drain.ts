@@ -19,7 +19,8 @@ export async function drain(s: Scheduler): Promise<void> {
     const rows = await s.endStep();
     if (!rows) continue;
     const calls = [...s.calls.values()].some((p) => !p.dead);
-    if (!calls && rows.every((r) => r.state === "finished" && r.ocState !== "pending")) return s.checkEnd(rows);
+    const settled = rows.every((r) => r.state === "finished" && r.ocState !== "pending");
+    if (!calls && settled && !s.wf?.awaitsPickup()) return s.checkEnd(rows);
   }
   s.checkEnd((await s.endStep(true))!);
 }

@@ -103,6 +103,8 @@ export class Scheduler implements OpHost {
   /** The pool's stored configuration at the last check. */
   storedConfig: PoolConfig | null = null;
   private lastSnapshot: Snapshot | null = null;
+  /** A broken invariant seen inside a handler, thrown at the end of the step. */
+  private broken: Violation | null = null;
   /** Ids of the workflows' work (their steps, advances and timeouts), which the application leaves alone. */
   readonly workflowRows = new Set<string>();
   private crashCount = 0;
@@ -196,6 +198,11 @@ export class Scheduler implements OpHost {
     for (const p of this.procs) p.dead = true;
     this.storeCalls.clear();
     await this.settle();
+  }
+
+  /** Reports a broken invariant seen inside a handler (the first one is thrown at the end of the step). */
+  broke(v: Violation): void {
+    this.broken ??= v;
   }
 
   /** Live processes. */
@@ -360,6 +367,7 @@ export class Scheduler implements OpHost {
   async endStep(force = false): Promise<WorkRow[] | null> {
     await this.settle();
     this.stepNo++;
+    if (this.broken) throw this.broken;
     for (const p of this.live()) {
       if (p.zeroTimers > BUSY_TIMERS) {
         throw new Violation(

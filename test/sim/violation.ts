@@ -31,7 +31,8 @@ export type InvariantName =
   | "map-window"
   | "map-fail-fast"
   | "patch-marker"
-  | "operator-actions";
+  | "operator-actions"
+  | "pinned-version";
 
 /** A broken invariant. */
 export class Violation extends Error {

@@ -52,7 +52,7 @@ export class WfClient {
       trace.add(
         `${head} start ${this.wf.shapes[i]!.name}${given}${options.context ? ` with onComplete (throws ${options.context.t})` : ""}`,
       );
-      void this.s.track(proc, api.manager.start(api.handles[i]!, null, options)).then(
+      void this.s.track(proc, api.manager.start(api.handles[i]!, api.args, options)).then(
         (id) => {
           trace.runLabel(id);
           this.wf.known.add(id);

@@ -90,15 +90,16 @@ export function checkEvents(
 
 /**
  * After the drain (every work finished): each run has ended (its onComplete delivered), is
- * blocked, or waits only for events never sent (or for a child run that does); none runs
- * with an outcome it was never given or a step nothing will end.
+ * blocked, waits only for events never sent (or for a child run that does), or is pinned
+ * to a version no live process defines (`undriven`); none runs with an outcome it was
+ * never given or a step nothing will end.
  */
-export function checkWfEnd(wf: WfSnapshot, label: (id: string) => string): void {
+export function checkWfEnd(wf: WfSnapshot, label: (id: string) => string, undriven: (run: WfRun) => boolean = () => false): void {
   const runs = new Map(wf.runs.map((r) => [r.id, r]));
   const entries = byRun(wf.entries);
   const events = byRun(wf.events);
   const waiting = (run: WfRun, seen: Set<string>): string | null => {
-    if (run.state === "blocked") return null;
+    if (run.state === "blocked" || undriven(run)) return null;
     if (run.state !== "running") return `is ${run.state}`;
     if (seen.has(run.id)) return null;
     seen.add(run.id);

@@ -17,6 +17,11 @@ export interface WfRun {
   parentId: string | null;
   steps: number;
   finishedAt: number | null;
+  /** The version that started it, and whether it is pinned to it. */
+  version: string | null;
+  pinned: boolean;
+  /** When an advance in a process without its version parked it (null: not parked). */
+  parkedAt: number | null;
 }
 
 /** A journal entry as the checker reads it. */
@@ -58,7 +63,7 @@ export interface WfTables {
 /** The three reads of a pool's workflows (`$POOL` stands for the pool's name, quoted or bound). */
 export function wfQueries(t: WfTables, pool: string): string[] {
   return [
-    `SELECT id, name, state, result, blocked, cancel_reason, on_complete, oc_state, parent_id, steps, finished_at FROM ${t.runs} WHERE pool = ${pool} ORDER BY id`,
+    `SELECT id, name, state, result, blocked, cancel_reason, on_complete, oc_state, parent_id, steps, finished_at, version, pinned, parked_at FROM ${t.runs} WHERE pool = ${pool} ORDER BY id`,
     `SELECT s.run_id, s.n, s.kind, s.name, s.state, s.outcome, s.work_id, s.child_id, s.delivered
        FROM ${t.steps} s JOIN ${t.runs} r ON r.id = s.run_id WHERE r.pool = ${pool} ORDER BY s.run_id, s.n`,
     `SELECT e.run_id, e.seq, e.name, e.payload, e.consumed_step
@@ -85,6 +90,10 @@ export function toWfSnapshot(runs: Raw[], steps: Raw[], events: Raw[]): WfSnapsh
       parentId: str(r.parent_id),
       steps: Number(r.steps),
       finishedAt: num(r.finished_at),
+      version: str(r.version),
+      // A boolean on PostgreSQL, 0 or 1 on SQLite.
+      pinned: r.pinned === true || r.pinned === 1,
+      parkedAt: num(r.parked_at),
     })),
     entries: steps.map((s) => ({
       runId: String(s.run_id),

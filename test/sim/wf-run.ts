@@ -8,6 +8,7 @@ import type { Workpool } from "../../src/index.js";
 import type { defineWorkload } from "./workload.js";
 import { Rng } from "./rng.js";
 import type { Scheduler } from "./scheduler.js";
+import type { Violation } from "./violation.js";
 import type { Snapshot } from "./stores.js";
 import type { WfRun as RunRow } from "./wf-rows.js";
 import { WfClient } from "./wf-client.js";
@@ -35,6 +36,12 @@ export class WfRun {
     forks: new Map(),
     reopens: new Map(),
   };
+  /**
+   * Whether the workflows are versioned and their runs pinned to their version (drawn from
+   * a stream of its own, with the extras): processes define v1 (the shapes) or v2 (the
+   * changed ones), and a run is driven only where its version is.
+   */
+  readonly pinned: boolean;
   /** The runs as last read, for the operator to pick from. */
   runs: readonly RunRow[] = [];
   /** Run ids the application may name: those start() resolved with and those the store has. */
@@ -51,9 +58,11 @@ export class WfRun {
     extra: Rng | null,
     /** The operator's stream: its actions are drawn from it (null: the operator takes none). */
     readonly ops: Rng | null,
+    pinned: boolean,
   ) {
     this.shapes = drawShapes(rng, extra);
     this.changed = rng.chance(0.5) ? changeShapes(this.shapes, rng, extra) : null;
+    this.pinned = pinned;
     this.checker = new WorkflowChecker(
       this.shapes,
       this.changed,
@@ -74,7 +83,8 @@ export class WfRun {
     const drawn = rng.chance(SHARE);
     const extra = extras ? new Rng((seed ^ 0x5a6b7c8d) >>> 0) : null;
     const ops = extras ? new Rng((seed ^ 0x1b2c3d4e) >>> 0) : null;
-    return mode === "always" || (mode === "some" && drawn) ? new WfRun(s, rng, extra, ops) : null;
+    const pinned = extras && new Rng((seed ^ 0x7e6d5c4b) >>> 0).chance(0.3);
+    return mode === "always" || (mode === "some" && drawn) ? new WfRun(s, rng, extra, ops, pinned) : null;
   }
 
   /** The trace lines that describe the run's workflows. */
@@ -82,6 +92,7 @@ export class WfRun {
     return [
       ...this.shapes.map((sh) => `  ${describeShape(sh)}`),
       ...(this.changed ? this.changed.map((sh) => `  changed ${describeShape(sh)}`) : []),
+      ...(this.pinned ? ["  runs pinned to their version: v1 (the first shapes) or v2 (the changed ones)"] : []),
     ];
   }
 
@@ -96,7 +107,15 @@ export class WfRun {
     // With the operator's actions, also some first processes (from its stream): more blocked runs for it to skip.
     const changed = this.changed !== null && ((afterCrash && this.rng.chance(0.7)) || (this.ops?.chance(0.3) ?? false));
     const shapes = changed ? this.changed! : this.shapes;
-    const hooks = { store: this.s.store, pool: this.s.config.pool, activity: () => this.s.activity++, ocTries: this.ocTries };
+    const hooks = {
+      store: this.s.store,
+      pool: this.s.config.pool,
+      activity: () => this.s.activity++,
+      ocTries: this.ocTries,
+      version: this.pinned ? (changed ? "v2" : "v1") : null,
+      pinned: this.pinned,
+      broke: (v: Violation) => this.s.broke(v),
+    };
     return { changed, define: (pool, work) => defineWorkflows(pool, work, shapes, hooks) };
   }
 
@@ -109,6 +128,19 @@ export class WfRun {
     if (!ops || !this.runs.length) return false;
     for (let n = ops.int(1, 4); n > 0; n--) this.client.operate(ops.pick(this.s.live()), ops);
     return true;
+  }
+
+  /**
+   * Whether a parked run waits for a live process of its version to pick it up at its next
+   * maintenance tick: the drain goes on (time passes) until none does.
+   */
+  awaitsPickup(): boolean {
+    const live = this.liveVersions();
+    return this.runs.some((r) => r.parkedAt !== null && live.has(r.version));
+  }
+
+  private liveVersions(): Set<string | null | undefined> {
+    return new Set(this.s.live().map((p) => p.wf?.version));
   }
 
   /** Restarts, skips and forks seen committed. */
@@ -133,6 +165,12 @@ export class WfRun {
 
   /** The end of the drain: every run ended, is blocked, or waits for an event never sent. */
   checkEnd(snapshot: Snapshot): void {
-    checkWfEnd(snapshot.wf!, (id) => this.s.trace.runLabel(id));
+    // A pinned run whose version no live process defines waits for one (as documented).
+    const live = this.liveVersions();
+    checkWfEnd(
+      snapshot.wf!,
+      (id) => this.s.trace.runLabel(id),
+      (run) => run.pinned && !live.has(run.version),
+    );
   }
 }

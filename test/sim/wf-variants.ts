@@ -249,4 +249,13 @@ export const WF_VARIANTS: readonly Variant[] = [
     extras: true,
     wrap: (d) => overrideWf(d, (real) => ({ forkRun: (f) => real.forkRun({ ...f, from: f.from + 1 }) })),
   },
+  {
+    name: "pin-ignored",
+    bug: "the advance reads every run as unpinned: a process of another version runs a pinned run's function",
+    // Run by code it was not written for, a run may also block on its journal.
+    caughtBy: ["pinned-version", "no-step-beyond-mismatch"],
+    workflows: true,
+    extras: true,
+    wrap: (d) => overrideWf(d, (real) => ({ readRun: (id) => then(real.readRun(id), (run) => run && { ...run, pinned: false }) })),
+  },
 ];

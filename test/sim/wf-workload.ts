@@ -8,6 +8,7 @@ import type { MutationHandle, Workpool } from "../../src/index.js";
 import { StepFailedError, WorkflowManager, type WorkflowHandle, type WorkflowOnCompleteArgs } from "../../src/workflow/index.js";
 import type { MapOptions, WorkflowStep } from "../../src/workflow/types.js";
 import type { SimStore } from "./stores.js";
+import { Violation } from "./violation.js";
 import { CLEANUP, type WfOp, type WfShape } from "./wf-shapes.js";
 import type { defineWorkload, WorkArgs } from "./workload.js";
 
@@ -24,16 +25,28 @@ export interface WfHooks {
   activity(): void;
   /** Tries of each run's onComplete so far (tries that threw roll back, so they live here). */
   ocTries: Map<string, number>;
+  /** The version this process defines its workflows at (null: none), and whether their runs are pinned to it. */
+  version: string | null;
+  pinned: boolean;
+  /** Reports a broken invariant seen inside a workflow's function. */
+  broke(v: Violation): void;
 }
 
 /** One process's workflows. */
 export interface SimWorkflows {
   manager: WorkflowManager<unknown>;
   /** The handle of each shape, by index. */
-  handles: WorkflowHandle<unknown, unknown>[];
+  handles: WorkflowHandle<RunArgs, unknown>[];
   /** The runs' onComplete mutation. */
   onComplete: MutationHandle<WorkflowOnCompleteArgs<WfOcContext>, null>;
+  /** The args a run started here is given: the version that starts it, so its function can tell (null without versions). */
+  args: RunArgs;
+  /** The version this process defines (null: none). */
+  version: string | null;
 }
+
+/** A run's args: `v`, the version of the code that started it. */
+export type RunArgs = { v: string } | null;
 
 /** Defines the run's workflows on one process's pool, with `shapes` (the run's, or a changed copy). */
 export function defineWorkflows(
@@ -58,12 +71,20 @@ export function defineWorkflows(
   });
   const mapActs = new Map<string, ReturnType<typeof work.defineAct>>();
   for (const op of shapes.flatMap((sh) => sh.body)) if (op.k === "map" && !mapActs.has(op.id)) mapActs.set(op.id, work.defineAct(op.id));
-  const handles: WorkflowHandle<unknown, unknown>[] = [];
+  const handles: WorkflowHandle<RunArgs, unknown>[] = [];
+  const args: RunArgs = hooks.version === null ? null : { v: hooks.version };
+  const versioned = hooks.version === null ? {} : { version: hooks.version, pinVersion: hooks.pinned };
   for (const shape of shapes) {
     handles.push(
       manager.define(
         shape.name,
-        async (raw: WorkflowStep) => {
+        async (raw: WorkflowStep, started: RunArgs) => {
+          // pinned-version: a pinned run's function runs only where its version is defined.
+          if (hooks.pinned && started !== null && started.v !== hooks.version) {
+            hooks.broke(
+              new Violation("pinned-version", `run ${raw.workflowId} of ${started.v} ran its function in a process of ${hooks.version}`),
+            );
+          }
           const step = tracked(raw, hooks.activity);
           const out: unknown[] = [];
           try {
@@ -73,7 +94,7 @@ export function defineWorkflows(
             if (shape.cleanup) await step.runMutation(clean, { b: "mok" } satisfies WorkArgs);
           }
         },
-        shape.timeoutMs === null ? undefined : { timeoutMs: shape.timeoutMs },
+        { ...versioned, ...(shape.timeoutMs === null ? {} : { timeoutMs: shape.timeoutMs }) },
       ),
     );
   }
@@ -94,7 +115,7 @@ export function defineWorkflows(
       case "event":
         return step.awaitEvent(op.name, op.timeoutMs === null ? undefined : { timeoutMs: op.timeoutMs });
       case "child":
-        return step.runWorkflow(handles[op.shape]!, null);
+        return step.runWorkflow(handles[op.shape]!, args);
       case "value":
         return Promise.resolve(op.which === "now" ? step.now() : op.which === "random" ? step.random() : step.uuid());
       case "map": {
@@ -113,7 +134,7 @@ export function defineWorkflows(
     }
   }
 
-  return { manager, handles, onComplete };
+  return { manager, handles, onComplete, args, version: hooks.version };
 }
 
 /** A step whose failure (a StepFailedError, never a cancel) the shape catches gives "failed" instead. */
