@@ -22,7 +22,6 @@ import {
 } from "./run-observe.js";
 import { commitBlocked, commitEnd, commitSteps } from "./commit.js";
 import { timeoutMessage } from "./finish.js";
-import { isVersionLive } from "./versions.js";
 import type { Definition, Engine } from "./engine.js";
 import { entryInfo, Execution, type StepOutcome } from "./execution.js";
 import { storedOutcome } from "./outcomes.js";
@@ -191,6 +190,12 @@ export function commitAdvance<Tx>(
   if (exec.ending) return commitEnd(engine, ops, run, runResult(engine, run, exec.ending), { delivered, deliveredBytes, calls }, now);
   if (!calls.length && !delivered.length && !ended.size) return Promise.resolve(true);
   return commitSteps(engine, ops, run, { delivered, deliveredBytes, calls, ended }, now);
+}
+
+/** Whether a live process of the run's pool defines the run's workflow at the run's version. */
+async function isVersionLive<Tx>(engine: Engine<Tx>, run: RunRow): Promise<boolean> {
+  const live = await engine.driver.workflows().liveVersions(run.pool, engine.rt.options.clock.now());
+  return live.some((g) => g.name === run.name && g.version === run.version && g.count > 0);
 }
 
 /** After a commit: the execution is kept at the run's next generation while it goes on here and does not wait long. */

@@ -3,16 +3,17 @@
  * `pinVersion` the run is driven only by processes that define that version. A claim does
  * not choose by handler, so an advance of a pinned run may land in a process without its
  * version: that process runs nothing and parks the run (advance.ts), and every process that
- * defines the version picks the parked runs of its versions up at its maintenance tick. The
+ * defines the version picks the parked runs of its versions up, and advances them, at its
+ * maintenance tick. The
  * same tick writes this process's heartbeat rows (which workflows and versions it defines),
  * from which admin.workflowVersions() tells operators the versions no live process defines.
  */
 import { describeValue } from "../checks.js";
 import type { Driver } from "../driver/driver.js";
 import type { VersionGroup } from "../driver/workflow-version-ops.js";
-import type { RunRow } from "../driver/workflow-ops.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { InstanceDuty } from "../internal/instance-duties.js";
+import { advance } from "./advance.js";
 import { enqueueAdvance, opsOn, type Engine } from "./engine.js";
 import type { DefineWorkflowOptions, WorkflowVersionInfo } from "./types.js";
 
@@ -79,26 +80,34 @@ export class VersionDuty<Tx> implements InstanceDuty {
     await this.engine.driver.workflows().dropLive(this.engine.rt.pool, this.engine.rt.workerId);
   }
 
-  /** Gives each parked run of `version` of workflow `name` an advance, which this process (or another with the version) takes. */
+  /**
+   * Gives each parked run of `version` of workflow `name` an advance, and advances it here:
+   * the advance enqueued may reach a process without the version again (which parks the
+   * run anew, unless the advance here moved it on first), so each tick moves the run on.
+   */
   private async pickUp(name: string, version: string): Promise<void> {
     const { engine } = this;
     for (let page = 0; page < PICKUP_PAGES; page++) {
       const ids = await engine.driver.workflows().parkedRuns(engine.rt.pool, name, version, PICKUP_PAGE);
       if (!ids.length) return;
+      const picked: string[] = [];
       await engine.driver.transaction(async (ops) => {
         const wf = opsOn(engine, ops.tx);
         // The mark is cleared and the advance enqueued together: a parked run is never left without either.
-        for (const id of ids) if (await wf.unparkRun(id)) await enqueueAdvance(engine, ops.tx, id);
+        for (const id of ids) {
+          if (!(await wf.unparkRun(id))) continue;
+          await enqueueAdvance(engine, ops.tx, id);
+          picked.push(id);
+        }
       });
+      for (const id of picked) {
+        await advance(engine, id).catch((e: unknown) =>
+          engine.rt.logger.warn(`workpool: workflow run ${id} was picked up but could not go on here; its advance will`, e),
+        );
+      }
       if (ids.length < PICKUP_PAGE) return;
     }
   }
-}
-
-/** Whether a live process of the run's pool defines the run's workflow at the run's version. */
-export async function isVersionLive<Tx>(engine: Engine<Tx>, run: RunRow): Promise<boolean> {
-  const live = await engine.driver.workflows().liveVersions(run.pool, engine.rt.options.clock.now());
-  return live.some((g) => g.name === run.name && g.version === run.version && g.count > 0);
 }
 
 /** What admin.workflowVersions() returns: every (pool, workflow, version) a live process defines or an unfinished run has. */

@@ -94,6 +94,13 @@ const SEEDS: {
     extras: true,
     bug: "a fork kept entries its source's cancel had ended; its function was given that cancel and started its next steps in a canceling run",
   },
+  {
+    seed: 50,
+    store: "sqlite",
+    workflows: "always",
+    extras: true,
+    bug: "a parked pinned run's advance, enqueued at each pick-up, kept landing in a process without its version; the run never moved on and its bouncing advances took every start",
+  },
 ];
 
 for (const kind of new Set(SEEDS.map((s) => s.store))) {
