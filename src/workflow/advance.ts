@@ -24,7 +24,7 @@ import { commitBlocked, commitEnd, commitSteps } from "./commit.js";
 import { timeoutMessage } from "./finish.js";
 import type { Definition, Engine } from "./engine.js";
 import { entryInfo, Execution, type StepOutcome } from "./execution.js";
-import { storedOutcome } from "./outcomes.js";
+import { endedByRun, storedOutcome } from "./outcomes.js";
 import { freshValue, Step } from "./step.js";
 import type { StartedAdvanceTrace } from "./telemetry.js";
 import type { WorkflowResult } from "./types.js";
@@ -167,8 +167,8 @@ async function advanceFrom<Tx>(
 /**
  * Writes what the function did since the run's last write (its calls from position
  * `journalLength` on, the outcomes it was given in `delivered`, of `deliveredBytes` in all),
- * in `ops`' transaction,
- * fenced by the run's generation. False when another writer moved the run first.
+ * in `ops`' transaction, fenced by the run's generation. False when another writer moved
+ * the run first.
  */
 export function commitAdvance<Tx>(
   engine: Engine<Tx>,
@@ -231,7 +231,7 @@ async function giveRound(exec: Execution, entries: readonly StepRow[]): Promise<
 
 /** Whether an entry was ended by the run's cancel or timeout. */
 function isRunCancel(e: StepRow): boolean {
-  return Boolean((storedOutcome(e) as { by?: string } | null)?.by);
+  return endedByRun(e) !== undefined;
 }
 
 /** Ends, in this advance, the new calls of a canceling run's function until it has seen the cancel. */

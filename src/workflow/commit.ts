@@ -14,6 +14,7 @@ import { requestEntry, type StepCall, type StepOutcome } from "./execution.js";
 import { cancelRun, finishRun } from "./finish.js";
 import { noteCallStart } from "./observe.js";
 import { traceStart } from "./run-observe.js";
+import { journalBytesOf } from "./outcomes.js";
 import type { WorkflowResult } from "./types.js";
 
 /** The rounds of one advance: outcomes given to the function, and the new calls it made. */
@@ -50,9 +51,7 @@ async function writeSteps<Tx>(engine: Engine<Tx>, ops: TxOps<Tx>, run: RunRow, w
   const firstNew = writes.calls[0]?.n ?? Infinity;
   const endedHere = [...ended].filter(([n]) => n < firstNew);
   const bytes =
-    entries.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.outcome?.length ?? 0), 0) +
-    (writes.deliveredBytes ?? 0) +
-    endedHere.reduce((sum, [, o]) => sum + JSON.stringify(o).length, 0);
+    journalBytesOf(entries) + (writes.deliveredBytes ?? 0) + endedHere.reduce((sum, [, o]) => sum + JSON.stringify(o).length, 0);
   if (run.steps + entries.length > engine.maxSteps || run.journalBytes + bytes > engine.maxJournalBytes) {
     const error =
       run.steps + entries.length > engine.maxSteps
@@ -164,7 +163,7 @@ export async function commitEnd<Tx>(
     if (c.request.kind !== "value" && c.request.kind !== "patch") break;
     values.push(newEntry(run.id, c, generation, now));
   }
-  const bytes = values.reduce((sum, e) => sum + (e.outcome?.length ?? 0), 0) + (writes.deliveredBytes ?? 0);
+  const bytes = journalBytesOf(values) + (writes.deliveredBytes ?? 0);
   if (!(await finishRun(engine, ops, run, result, now, run.generation, { addSteps: values.length, addBytes: bytes }))) return false;
   const wf = opsOn(engine, ops.tx);
   await wf.markDelivered(run.id, writes.delivered, generation);

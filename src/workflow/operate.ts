@@ -13,7 +13,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { newWorkId } from "../ids.js";
 import { andThen } from "./engine.js";
 import { UnknownWorkflowError } from "./errors.js";
-import { storedOutcome } from "./outcomes.js";
+import { endedByRun, journalBytesOf } from "./outcomes.js";
 import type { BlockedInfo, ForkOptions, RestartOptions } from "./types.js";
 import { checkWorkflowId } from "./validate.js";
 
@@ -79,7 +79,7 @@ export async function restartRun<Tx>(host: OperatorHost<Tx>, id: string, options
       ocError: null,
       deadline,
       addSteps: from - run.steps,
-      addBytes: -bytesOf(dropped),
+      addBytes: -journalBytesOf(dropped),
       now,
     });
     host.forget(id);
@@ -118,7 +118,7 @@ export async function forkRun<Tx>(host: OperatorHost<Tx>, id: string, options: u
       sourceId: id,
       from,
       steps: kept.length,
-      journalBytes: bytesOf(kept),
+      journalBytes: journalBytesOf(kept),
       deadline,
       now,
     });
@@ -163,7 +163,7 @@ export async function skipStep<Tx>(host: OperatorHost<Tx>, id: string): Promise<
     const now = host.now();
     await stopOpen(host, ops, run.pool, [entry]);
     await wf.dropStep(id, n);
-    await wf.updateRun(id, { state: "running", blocked: null, addSteps: -1, addBytes: -bytesOf([entry]), now });
+    await wf.updateRun(id, { state: "running", blocked: null, addSteps: -1, addBytes: -journalBytesOf([entry]), now });
     host.forget(id);
     await host.enqueueAdvance(ops.tx, run);
   });
@@ -221,7 +221,7 @@ function checkRestartable<Tx>(host: OperatorHost<Tx>, run: RunRow): void {
  */
 function checkKept(id: string, kept: readonly StepRow[], verb: "restart" | "fork"): void {
   for (const e of kept) {
-    const by = (storedOutcome(e) as { by?: string } | null)?.by;
+    const by = endedByRun(e);
     if (by === undefined) continue;
     throw new InvalidArgumentError(
       "options.from",
@@ -264,9 +264,4 @@ function shownState(run: RunRow): string {
     canceled: "was canceled",
   };
   return words[run.state];
-}
-
-/** Bytes of `entries` as the journal's size counts them: their args, and the outcomes given to the function. */
-function bytesOf(entries: readonly StepRow[]): number {
-  return entries.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.delivered === null ? 0 : (e.outcome?.length ?? 0)), 0);
 }

@@ -40,6 +40,16 @@ export function storedOutcome(e: StepRow): StepOutcome | null {
   return e.outcome === null ? null : (JSON.parse(e.outcome) as StepOutcome);
 }
 
+/** "cancel" or "timeout" when the run's own cancel or timeout ended the entry; else undefined. */
+export function endedByRun(e: StepRow): string | undefined {
+  return (storedOutcome(e) as { by?: string } | null)?.by;
+}
+
+/** The size of `entries` as the run's journal counts it: their args, and the outcomes given to the function. */
+export function journalBytesOf(entries: readonly StepRow[]): number {
+  return entries.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.delivered === null ? 0 : (e.outcome?.length ?? 0)), 0);
+}
+
 /** A run's status as status() returns it. */
 export function toStatus(run: RunRow): WorkflowStatus {
   const status: WorkflowStatus = {

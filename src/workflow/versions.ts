@@ -4,9 +4,9 @@
  * not choose by handler, so an advance of a pinned run may land in a process without its
  * version: that process runs nothing and parks the run (advance.ts), and every process that
  * defines the version picks the parked runs of its versions up, and advances them, at its
- * maintenance tick. The
- * same tick writes this process's heartbeat rows (which workflows and versions it defines),
- * from which admin.workflowVersions() tells operators the versions no live process defines.
+ * maintenance tick. The same tick writes this process's heartbeat rows (which workflows and
+ * versions it defines), from which admin.workflowVersions() tells operators the versions no
+ * live process defines.
  */
 import { describeValue } from "../checks.js";
 import type { Driver } from "../driver/driver.js";
