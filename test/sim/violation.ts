@@ -32,7 +32,8 @@ export type InvariantName =
   | "map-fail-fast"
   | "patch-marker"
   | "operator-actions"
-  | "pinned-version";
+  | "pinned-version"
+  | "journal-size";
 
 /** A broken invariant. */
 export class Violation extends Error {

@@ -89,6 +89,16 @@ export function checkEvents(
 }
 
 /**
+ * journal-size: a run's journal size, as its row counts it (what maxJournalBytes caps), is
+ * its entries' args and the outcomes given to its function (entries marked delivered).
+ */
+export function checkJournalSize(run: WfRun, entries: readonly WfEntry[], label: (id: string) => string): void {
+  const size = entries.reduce((sum, e) => sum + (e.args?.length ?? 0) + (e.delivered === null ? 0 : (e.outcome?.length ?? 0)), 0);
+  if (run.journalBytes !== size)
+    throw new Violation("journal-size", `run ${label(run.id)} counts ${run.journalBytes} journal bytes; its entries hold ${size}`);
+}
+
+/**
  * After the drain (every work finished): each run has ended (its onComplete delivered), is
  * blocked, waits only for events never sent (or for a child run that does), or is pinned
  * to a version no live process defines (`undriven`); none runs with an outcome it was

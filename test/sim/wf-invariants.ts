@@ -11,7 +11,7 @@ import type { RunResult } from "../../src/types.js";
 import { Violation } from "./violation.js";
 import { STEP_DONE, StepWorkLedger } from "./wf-step-work.js";
 import { MapChecker } from "./wf-map-checks.js";
-import { byRun, checkEvents, outcomeOf } from "./wf-events.js";
+import { byRun, checkEvents, checkJournalSize, outcomeOf } from "./wf-events.js";
 import {
   checkFork,
   entriesAfter,
@@ -116,6 +116,7 @@ export class WorkflowChecker {
       this.maps.check(run, own, rowById);
       this.checkOnComplete(run, ocsSince(ocs.get(run.id) ?? [], k.ocBefore));
       checkEvents(run.id, own, events.get(run.id) ?? [], this.runLabel, !k.skipped);
+      checkJournalSize(run, own, this.runLabel);
       k.last = run;
     }
     for (const [id, k] of this.runs) {

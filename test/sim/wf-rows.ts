@@ -16,6 +16,8 @@ export interface WfRun {
   ocState: string;
   parentId: string | null;
   steps: number;
+  /** The journal's size as the run's row counts it. */
+  journalBytes: number;
   finishedAt: number | null;
   /** The version that started it, and whether it is pinned to it. */
   version: string | null;
@@ -32,6 +34,7 @@ export interface WfEntry {
   name: string;
   state: string;
   outcome: string | null;
+  args: string | null;
   workId: string | null;
   childId: string | null;
   delivered: number | null;
@@ -63,8 +66,8 @@ export interface WfTables {
 /** The three reads of a pool's workflows (`$POOL` stands for the pool's name, quoted or bound). */
 export function wfQueries(t: WfTables, pool: string): string[] {
   return [
-    `SELECT id, name, state, result, blocked, cancel_reason, on_complete, oc_state, parent_id, steps, finished_at, version, pinned, parked_at FROM ${t.runs} WHERE pool = ${pool} ORDER BY id`,
-    `SELECT s.run_id, s.n, s.kind, s.name, s.state, s.outcome, s.work_id, s.child_id, s.delivered
+    `SELECT id, name, state, result, blocked, cancel_reason, on_complete, oc_state, parent_id, steps, journal_bytes, finished_at, version, pinned, parked_at FROM ${t.runs} WHERE pool = ${pool} ORDER BY id`,
+    `SELECT s.run_id, s.n, s.kind, s.name, s.state, s.outcome, s.args, s.work_id, s.child_id, s.delivered
        FROM ${t.steps} s JOIN ${t.runs} r ON r.id = s.run_id WHERE r.pool = ${pool} ORDER BY s.run_id, s.n`,
     `SELECT e.run_id, e.seq, e.name, e.payload, e.consumed_step
        FROM ${t.events} e JOIN ${t.runs} r ON r.id = e.run_id WHERE r.pool = ${pool} ORDER BY e.run_id, e.seq`,
@@ -89,6 +92,7 @@ export function toWfSnapshot(runs: Raw[], steps: Raw[], events: Raw[]): WfSnapsh
       ocState: String(r.oc_state),
       parentId: str(r.parent_id),
       steps: Number(r.steps),
+      journalBytes: Number(r.journal_bytes),
       finishedAt: num(r.finished_at),
       version: str(r.version),
       // A boolean on PostgreSQL, 0 or 1 on SQLite.
@@ -102,6 +106,7 @@ export function toWfSnapshot(runs: Raw[], steps: Raw[], events: Raw[]): WfSnapsh
       name: String(s.name),
       state: String(s.state),
       outcome: str(s.outcome),
+      args: str(s.args),
       workId: str(s.work_id),
       childId: str(s.child_id),
       delivered: num(s.delivered),

@@ -258,4 +258,12 @@ export const WF_VARIANTS: readonly Variant[] = [
     extras: true,
     wrap: (d) => overrideWf(d, (real) => ({ readRun: (id) => then(real.readRun(id), (run) => run && { ...run, pinned: false }) })),
   },
+  {
+    name: "journal-bytes-unsized",
+    bug: "an advance adds its entries to the run's journal but not their size: maxJournalBytes caps a journal it undercounts",
+    caughtBy: ["journal-size"],
+    workflows: true,
+    wrap: (d) =>
+      overrideWf(d, (real) => ({ advanceRun: (id, generation, update) => real.advanceRun(id, generation, { ...update, addBytes: 0 }) })),
+  },
 ];
